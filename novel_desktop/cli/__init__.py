@@ -1,0 +1,61 @@
+"""The ``novel`` command line.
+
+Each sub-module registers its commands with ``register(subparsers)``; every handler returns the process exit
+code. Errors are printed as one clear line each, never as a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from novel_desktop import __version__
+from novel_desktop.cli import ask as ask_cmds
+from novel_desktop.cli import project as project_cmds
+from novel_desktop.cli import state as state_cmds
+from novel_desktop.cli.common import CliError
+
+EXIT_OK = 0
+EXIT_INVALID = 1
+EXIT_UNREADABLE = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="novel",
+        description=(
+            "novel —— 网文长篇创作工具的命令行。一部小说就是一个 .novel 文件。\n"
+            "novel — command line of the novel_desktop writing tool. One novel is one .novel file."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"novel {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="命令/command")
+    project_cmds.register(subparsers)
+    state_cmds.register(subparsers)
+    ask_cmds.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``novel``; returns (and, as a script, exits with) the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return EXIT_UNREADABLE
+    try:
+        code: int = handler(args)
+    except CliError as exc:
+        print(f"错误 / error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("已取消 / cancelled", file=sys.stderr)
+        return 130
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,52 @@
+"""Character counting as a Chinese writer counts (字数)."""
+
+from __future__ import annotations
+
+_CJK_RANGES = (
+    (0x3400, 0x4DBF),  # Extension A
+    (0x4E00, 0x9FFF),  # Unified Ideographs
+    (0xF900, 0xFAFF),  # Compatibility Ideographs
+    (0x20000, 0x2FA1F),  # Extensions B-F and compatibility supplement
+    (0x30000, 0x323AF),  # Extensions G-H
+)
+
+
+def is_han(ch: str) -> bool:
+    """True for a Han ideograph (including the 〇 used in numerals)."""
+    cp = ord(ch)
+    if ch == "〇":
+        return True
+    return any(lo <= cp <= hi for lo, hi in _CJK_RANGES)
+
+
+def is_fullwidth_punct(ch: str) -> bool:
+    """True for CJK and full-width punctuation (，。！？、；：“”‘’《》【】（）…—·「」『』 and the like)."""
+    cp = ord(ch)
+    if 0x3000 < cp <= 0x303F and ch != "〇":  # CJK symbols and punctuation (not the ideographic space)
+        return True
+    if 0xFF01 <= cp <= 0xFF60 or 0xFFE0 <= cp <= 0xFFE6:  # full-width forms
+        return not ch.isalnum()
+    if ch in "“”‘’…—·":
+        return True
+    return 0xFE30 <= cp <= 0xFE4F  # CJK compatibility forms (vertical punctuation)
+
+
+def count_chars(text: str) -> int:
+    """字数 as Chinese platforms count it.
+
+    Han characters and full-width punctuation count one each; each run of Latin letters or digits counts as
+    one (a word or a number is one unit, as a writer reads it); spaces, line breaks and markup do not count.
+    """
+    total = 0
+    in_word = False
+    for ch in text:
+        if is_han(ch) or is_fullwidth_punct(ch):
+            total += 1
+            in_word = False
+        elif ch.isalnum():
+            if not in_word:
+                total += 1
+                in_word = True
+        else:
+            in_word = False
+    return total

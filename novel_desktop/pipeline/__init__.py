@@ -1,0 +1,1 @@
+"""pipeline layer (see ARCHITECTURE.md)."""
