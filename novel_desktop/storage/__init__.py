@@ -1,0 +1,1 @@
+"""One novel is one SQLite file: tables, engine, migrations, lock, repositories, folder import/export."""

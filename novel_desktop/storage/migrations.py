@@ -1,0 +1,86 @@
+"""Schema versions and ordered migrations.
+
+The file's version is ``meta.schema_version``. Before any migration runs, the file is copied with SQLite's
+backup API (consistent even in WAL mode) next to it, so a failed or unwanted upgrade can be undone by hand.
+Each migration runs in its own transaction together with the version bump.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sqlalchemy import Connection, Engine, inspect, text
+from sqlmodel import SQLModel
+
+from novel_desktop.storage.engine import writer
+from novel_desktop.storage.tables import SCHEMA_V1_TABLES
+
+
+class SchemaError(Exception):
+    """The file cannot be used by this version of the program."""
+
+
+def _create_v1(conn: Connection) -> None:
+    SQLModel.metadata.create_all(conn, tables=[t.__table__ for t in SCHEMA_V1_TABLES])  # type: ignore[attr-defined]
+
+
+#: ``MIGRATIONS[i]`` brings a file from version ``i`` to ``i + 1``. Append; never edit a released step.
+MIGRATIONS: list[Callable[[Connection], None]] = [_create_v1]
+
+
+def current_version() -> int:
+    """The schema version this program writes."""
+    return len(MIGRATIONS)
+
+
+def file_version(engine: Engine) -> int:
+    """The schema version of the file (0 for an empty file)."""
+    with engine.connect() as conn:
+        if not inspect(conn).has_table("meta"):
+            return 0
+        row = conn.execute(text("SELECT value FROM meta WHERE key = 'schema_version'")).first()
+        return int(row[0]) if row else 0
+
+
+def backup_file(db_path: Path, version: int) -> Path:
+    """Copy the database to ``<name>.bak-v<version>-<timestamp>`` and return the copy's path."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    target = db_path.with_name(f"{db_path.name}.bak-v{version}-{stamp}")
+    src = sqlite3.connect(db_path)
+    try:
+        dst = sqlite3.connect(target)
+        try:
+            src.backup(dst)
+        finally:
+            dst.close()
+    finally:
+        src.close()
+    return target
+
+
+def migrate(engine: Engine, db_path: Path) -> Path | None:
+    """Bring the file to :func:`current_version`; return the backup made first, if any was needed.
+
+    A file newer than this program raises :class:`SchemaError` and is left untouched.
+    """
+    have = file_version(engine)
+    want = current_version()
+    if have > want:
+        raise SchemaError(
+            f"此文件的数据格式版本为 {have}，本程序只支持到 {want}，请升级 novel_desktop "
+            f"(file schema {have} is newer than this program's {want})"
+        )
+    if have == want:
+        return None
+    backup = backup_file(db_path, have) if have > 0 else None
+    for version in range(have, want):
+        with writer(engine).begin() as conn:
+            MIGRATIONS[version](conn)
+            conn.execute(
+                text("INSERT OR REPLACE INTO meta(key, value) VALUES ('schema_version', :v)"),
+                {"v": str(version + 1)},
+            )
+    return backup
