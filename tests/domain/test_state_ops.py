@@ -1,0 +1,739 @@
+"""State ops: the seed's own patch (004 §9.2) and each rule of 001 §10.6."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+
+from novel_desktop.domain.state_ops import (
+    REBUILD_SKIP_THRESHOLD,
+    ForeshadowAction,
+    ForeshadowUpdate,
+    OpKind,
+    PatchRejected,
+    StateOp,
+    StatePatch,
+    StateValidationError,
+    apply_foreshadow_updates,
+    apply_patch,
+    parse_patch,
+    record_ops_skip,
+    replay_changelog,
+    validate_op,
+)
+
+NOW = "2026-03-15T14:30:00+08:00"
+
+# 004 §9.2 角色状态, verbatim.
+SEED_STATE: dict[str, Any] = {
+    "schema_version": 1,
+    "state_version": 47,
+    "last_updated_chapter": 47,
+    "characters": {
+        "protagonist": {
+            "location": "魔都",
+            "emotional_state": "决意",
+            "relationships": {"mentor": 50, "rival": -30},
+            "inventory": ["破碎魔杖", "密信"],
+        }
+    },
+    "world_state": {"ongoing_events": ["王国内战"], "time_marker": "第三年冬"},
+    "active_foreshadowing": ["ancient_prophecy", "betrayal_hint"],
+}
+
+# 004 §9.2 状态变更 Patch, verbatim.
+SEED_PATCH: dict[str, Any] = {
+    "chapter": 48,
+    "base_state_version": 47,
+    "storyline_id": "main_arc",
+    "ops": [
+        {"op": "set", "path": "characters.protagonist.location", "value": "幽暗森林"},
+        {"op": "set", "path": "characters.protagonist.emotional_state", "value": "警觉"},
+        {"op": "inc", "path": "characters.protagonist.relationships.mentor", "value": 10},
+        {"op": "add", "path": "characters.protagonist.inventory", "value": "密信"},
+        {"op": "remove", "path": "characters.protagonist.inventory", "value": "破碎魔杖"},
+        {"op": "set", "path": "world_state.time_marker", "value": "第三年冬末"},
+        {"op": "foreshadow", "path": "ancient_prophecy", "value": "advanced", "detail": "主角梦见预言碎片"},
+    ],
+}
+
+
+def patch_with(*ops: Any, chapter: int = 48, base: int = 47) -> dict[str, Any]:
+    return {"chapter": chapter, "base_state_version": base, "storyline_id": "main_arc", "ops": list(ops)}
+
+
+def apply_one(op: Any, state: dict[str, Any] | None = None) -> Any:
+    return apply_patch(state if state is not None else SEED_STATE, patch_with(op), now=NOW)
+
+
+# --- the seed example ---------------------------------------------------------------------------------
+
+
+def test_seed_patch_gives_the_expected_state() -> None:
+    result = apply_patch(SEED_STATE, SEED_PATCH, now=NOW)
+
+    assert result.state == {
+        "schema_version": 1,
+        "state_version": 48,
+        "last_updated_chapter": 48,
+        "characters": {
+            "protagonist": {
+                "location": "幽暗森林",
+                "emotional_state": "警觉",
+                "relationships": {"mentor": 60, "rival": -30},
+                # add appends (004 §9.2 "追加到数组"), so the letter the seed adds is there twice.
+                "inventory": ["密信", "密信"],
+            }
+        },
+        "world_state": {"ongoing_events": ["王国内战"], "time_marker": "第三年冬末"},
+        "active_foreshadowing": ["ancient_prophecy", "betrayal_hint"],
+    }
+    assert result.dropped == []
+    assert [op.op for op in result.applied] == [
+        OpKind.SET,
+        OpKind.SET,
+        OpKind.INC,
+        OpKind.ADD,
+        OpKind.REMOVE,
+        OpKind.SET,
+        OpKind.FORESHADOW,
+    ]
+
+
+def test_seed_patch_changelog_has_one_entry_per_op() -> None:
+    result = apply_patch(SEED_STATE, SEED_PATCH, now=NOW)
+
+    assert len(result.changelog) == 7
+    assert result.changelog[2] == {
+        "chapter": 48,
+        "state_version": 48,
+        "base_state_version": 47,
+        "op": "inc",
+        "path": "characters.protagonist.relationships.mentor",
+        "value": 10,
+        "storyline_id": "main_arc",
+        "ts": NOW,
+    }
+    assert result.changelog[6] == {
+        "chapter": 48,
+        "state_version": 48,
+        "base_state_version": 47,
+        "op": "foreshadow",
+        "path": "ancient_prophecy",
+        "value": "advanced",
+        "detail": "主角梦见预言碎片",
+        "storyline_id": "main_arc",
+        "ts": NOW,
+    }
+    assert all("detail" not in entry for entry in result.changelog[:6])
+    # changelog.jsonl lines must serialise.
+    for entry in result.changelog:
+        json.dumps(entry, ensure_ascii=False)
+
+
+def test_seed_patch_foreshadow_update() -> None:
+    result = apply_patch(SEED_STATE, SEED_PATCH, now=NOW)
+
+    assert result.foreshadow_updates == [
+        ForeshadowUpdate(
+            id="ancient_prophecy",
+            action=ForeshadowAction.ADVANCED,
+            detail="主角梦见预言碎片",
+            chapter=48,
+            storyline_id="main_arc",
+        )
+    ]
+
+
+def test_apply_does_not_mutate_its_inputs() -> None:
+    state = copy.deepcopy(SEED_STATE)
+    patch = copy.deepcopy(SEED_PATCH)
+
+    result = apply_patch(state, patch, now=NOW)
+
+    assert state == SEED_STATE
+    assert patch == SEED_PATCH
+    # Nor does a later change to the result reach back into the input or the changelog.
+    result.state["characters"]["protagonist"]["inventory"].append("x")
+    assert state == SEED_STATE
+
+
+def test_set_value_is_copied_not_shared() -> None:
+    value = {"hp": 1}
+    result = apply_patch(
+        SEED_STATE, patch_with({"op": "set", "path": "items.sword", "value": value}), now=NOW
+    )
+
+    result.state["items"]["sword"]["hp"] = 99
+
+    assert value == {"hp": 1}
+    assert result.changelog[0]["value"] == {"hp": 1}
+
+
+def test_patch_as_json_text_and_bytes() -> None:
+    text = json.dumps(SEED_PATCH, ensure_ascii=False)
+    expected = apply_patch(SEED_STATE, SEED_PATCH, now=NOW).state
+
+    assert apply_patch(SEED_STATE, text, now=NOW).state == expected
+    assert apply_patch(SEED_STATE, ("\ufeff" + text).encode(), now=NOW).state == expected
+
+
+def test_changelog_ts_defaults_to_now() -> None:
+    result = apply_patch(SEED_STATE, SEED_PATCH)
+
+    assert result.changelog[0]["ts"].startswith("20")
+
+
+# --- whole-patch rejection ----------------------------------------------------------------------------
+
+
+def test_version_mismatch_is_rejected_with_both_versions() -> None:
+    with pytest.raises(PatchRejected) as info:
+        apply_patch(SEED_STATE, patch_with(base=46), now=NOW)
+
+    assert info.value.reason == "base_state_version 46 与当前 state_version 47 不一致"
+    assert isinstance(info.value, StateValidationError)
+
+
+@pytest.mark.parametrize(
+    ("raw", "fragment"),
+    [
+        ('{"chapter": 48, "base_state_version": 47, "ops": [', "不是合法的 JSON"),
+        (b"\xff\xfe{}", "UTF-8"),
+        (
+            '{"chapter": 48, "base_state_version": 47, "ops": [{"op": "inc", "value": NaN}]}',
+            "不是合法的 JSON",
+        ),
+        ("[1, 2]", "必须是 JSON 对象"),
+        ('"ops"', "必须是 JSON 对象"),
+        ('{"base_state_version": 47, "ops": []}', "缺少 chapter"),
+        ('{"chapter": 48, "ops": []}', "缺少 base_state_version"),
+        ('{"chapter": 48, "base_state_version": 47}', "缺少 ops"),
+        ('{"chapter": 48, "base_state_version": 47, "ops": {}}', "ops 必须是数组"),
+        ('{"chapter": "48", "base_state_version": 47, "ops": []}', "chapter"),
+        ('{"chapter": true, "base_state_version": 47, "ops": []}', "chapter"),
+        ('{"chapter": 48.5, "base_state_version": 47, "ops": []}', "chapter"),
+        ('{"chapter": 0, "base_state_version": 47, "ops": []}', "chapter"),
+        ('{"chapter": 48, "base_state_version": null, "ops": []}', "base_state_version"),
+        ('{"chapter": 48, "base_state_version": 47, "storyline_id": 3, "ops": []}', "storyline_id"),
+        ("[" * 100_000, "嵌套过深"),
+    ],
+)
+def test_bad_patches_are_rejected(raw: str | bytes, fragment: str) -> None:
+    with pytest.raises(PatchRejected) as info:
+        parse_patch(raw)
+
+    assert fragment in info.value.reason
+
+
+def test_state_without_a_version_cannot_be_patched() -> None:
+    state = {k: v for k, v in SEED_STATE.items() if k != "state_version"}
+
+    with pytest.raises(StateValidationError, match="state_version"):
+        apply_patch(state, SEED_PATCH, now=NOW)
+
+
+def test_parse_keeps_unknown_keys_and_raw_ops() -> None:
+    patch = parse_patch({**SEED_PATCH, "ops": [*SEED_PATCH["ops"], 42], "source": "summarizer"})
+
+    assert isinstance(patch, StatePatch)
+    assert patch.ops[-1] == 42
+    assert patch.to_json_dict()["source"] == "summarizer"
+
+
+# --- op validation: one reason per rule ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("op", "reason"),
+    [
+        ("set", "op 条目必须是 JSON 对象，实际是 字符串"),
+        ({"path": "items.sword", "value": 1}, "缺少 op 字段"),
+        (
+            {"op": "delete", "path": "items.sword", "value": 1},
+            "op「delete」不合法，只允许 set/inc/add/remove/foreshadow",
+        ),
+        (
+            {"op": "SET", "path": "items.sword", "value": 1},
+            "op「SET」不合法，只允许 set/inc/add/remove/foreshadow",
+        ),
+        ({"op": "set", "value": 1}, "缺少 path 字段"),
+        ({"op": "set", "path": 3, "value": 1}, "path 必须是字符串，实际是 数字"),
+        ({"op": "set", "path": "items.sword"}, "缺少 value 字段"),
+        ({"op": "set", "path": "items", "value": 1}, "path「items」有 1 层，通用 op 的 path 应为 2-4 层"),
+        (
+            {"op": "set", "path": "characters.a.b.c.d", "value": 1},
+            "path「characters.a.b.c.d」有 5 层，通用 op 的 path 应为 2-4 层",
+        ),
+        (
+            {"op": "set", "path": "spells.fireball", "value": 1},
+            "path 顶层类别「spells」不在白名单内"
+            "（active_foreshadowing、characters、factions、items、locations、world_state）",
+        ),
+        (
+            {"op": "set", "path": "characters.林枫.location", "value": "魔都"},
+            "path 段「林枫」不是 slug ID：请使用实体的 slug ID（如 lin-feng），不要用中文显示名",
+        ),
+        (
+            {"op": "set", "path": "characters.Lin_Feng.location", "value": "魔都"},
+            "path 段「Lin_Feng」不是 slug ID（只允许小写字母、数字、- 或 _）",
+        ),
+        ({"op": "set", "path": "characters..location", "value": 1}, "path「characters..location」含空段"),
+        ({"op": "inc", "path": "characters.a.hp", "value": "10"}, "inc 的 value 必须是数字，实际是 字符串"),
+        ({"op": "inc", "path": "characters.a.hp", "value": True}, "inc 的 value 必须是数字，实际是 布尔值"),
+        (
+            {"op": "set", "path": "items.a", "value": float("nan")},
+            "value 不是合法的 JSON 值：含 NaN 或无穷大",
+        ),
+        (
+            {"op": "set", "path": "items.a", "value": {1: "x"}},
+            "value 不是合法的 JSON 值：对象的键必须是字符串",
+        ),
+        ({"op": "set", "path": "items.a", "value": (1, 2)}, "value 不是合法的 JSON 值：tuple 不是 JSON 类型"),
+        ({"op": "set", "path": "items.a", "value": 2**70}, "value 不是合法的 JSON 值：整数超出 64 位范围"),
+        (
+            {"op": "set", "path": "items.a", "value": "\ud800"},
+            "value 不是合法的 JSON 值：字符串含无法编码为 UTF-8 的字符",
+        ),
+        (
+            {"op": "foreshadow", "path": "plots.ancient_prophecy", "value": "planted"},
+            "foreshadow 的 path 必须是单层伏笔 ID，「plots.ancient_prophecy」含有层级",
+        ),
+        (
+            {"op": "foreshadow", "path": "上古预言", "value": "planted"},
+            "foreshadow 的 path 段「上古预言」不是 slug ID："
+            "请使用实体的 slug ID（如 lin-feng），不要用中文显示名",
+        ),
+        (
+            {"op": "foreshadow", "path": "ancient_prophecy", "value": "forgotten"},
+            "foreshadow 的 value「forgotten」不合法，只允许 planted/advanced/resolved",
+        ),
+        (
+            {"op": "foreshadow", "path": "ancient_prophecy", "value": "planted", "detail": 5},
+            "foreshadow 的 detail 必须是字符串，实际是 数字",
+        ),
+    ],
+)
+def test_invalid_op_reason(op: Any, reason: str) -> None:
+    assert validate_op(op) == reason
+
+
+def test_deeply_nested_value_is_rejected() -> None:
+    value: Any = "leaf"
+    for _ in range(40):
+        value = [value]
+
+    assert (
+        validate_op({"op": "set", "path": "items.a", "value": value})
+        == "value 不是合法的 JSON 值：嵌套超过 32 层"
+    )
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        {"op": "set", "path": "characters.lin-feng.location", "value": "魔都"},
+        {"op": "set", "path": "characters.lin-feng.relationships.chen-lao", "value": 20},
+        {"op": "set", "path": "world_state.time_marker", "value": None},
+        {"op": "inc", "path": "factions.qi_guo.power", "value": -2.5},
+        {"op": "add", "path": "items.sword.owners", "value": {"id": "lin-feng"}},
+        {"op": "remove", "path": "locations.mo-du", "value": [1, 2]},
+        {"op": "foreshadow", "path": "ancient_prophecy", "value": "planted"},
+        {"op": "foreshadow", "path": "ancient_prophecy", "value": "resolved", "detail": None},
+        StateOp(op=OpKind.SET, path="items.sword", value=1),
+    ],
+)
+def test_valid_ops(op: Any) -> None:
+    assert validate_op(op) is None
+
+
+def test_invalid_ops_are_dropped_and_the_rest_applied() -> None:
+    ops = [
+        {"op": "set", "path": "characters.林枫.location", "value": "魔都"},
+        {"op": "set", "path": "characters.protagonist.location", "value": "幽暗森林"},
+        "garbage",
+    ]
+    result = apply_patch(SEED_STATE, patch_with(*ops), now=NOW)
+
+    assert [(d.index, d.op) for d in result.dropped] == [(0, ops[0]), (2, "garbage")]
+    assert "中文显示名" in result.dropped[0].reason
+    assert result.state["characters"]["protagonist"]["location"] == "幽暗森林"
+    assert "林枫" not in result.state["characters"]
+    assert len(result.changelog) == 1
+
+
+# --- applying: each op kind and each failure ----------------------------------------------------------
+
+
+def test_set_creates_intermediate_objects() -> None:
+    result = apply_one({"op": "set", "path": "characters.lin-feng.relationships.chen-lao", "value": 20})
+
+    assert result.state["characters"]["lin-feng"] == {"relationships": {"chen-lao": 20}}
+
+
+def test_set_creates_a_missing_category() -> None:
+    result = apply_one({"op": "set", "path": "factions.tai-xu.leader", "value": "lin-feng"})
+
+    assert result.state["factions"] == {"tai-xu": {"leader": "lin-feng"}}
+
+
+def test_set_below_a_non_object_is_dropped() -> None:
+    result = apply_one({"op": "set", "path": "characters.protagonist.location.city", "value": "x"})
+
+    assert result.applied == []
+    assert result.dropped[0].reason == "「characters.protagonist.location」是字符串，不是对象，无法向下写入"
+    assert result.state["characters"] == SEED_STATE["characters"]
+
+
+def test_set_into_active_foreshadowing_list_is_dropped() -> None:
+    result = apply_one({"op": "set", "path": "active_foreshadowing.new_one", "value": 1})
+
+    assert result.dropped[0].reason == "「active_foreshadowing」是数组，不是对象，无法向下写入"
+
+
+def test_inc_on_an_absent_target_starts_from_zero() -> None:
+    result = apply_one({"op": "inc", "path": "characters.protagonist.relationships.stranger", "value": -5})
+
+    assert result.state["characters"]["protagonist"]["relationships"]["stranger"] == -5
+
+
+def test_inc_adds_floats() -> None:
+    result = apply_one({"op": "inc", "path": "characters.protagonist.relationships.mentor", "value": 0.5})
+
+    assert result.state["characters"]["protagonist"]["relationships"]["mentor"] == 50.5
+
+
+def test_inc_on_a_non_number_is_dropped() -> None:
+    result = apply_one({"op": "inc", "path": "characters.protagonist.location", "value": 1})
+
+    assert result.dropped[0].reason == "inc 的目标「characters.protagonist.location」是字符串，不是数字"
+    assert result.state["characters"] == SEED_STATE["characters"]
+
+
+def test_inc_on_a_bool_is_dropped() -> None:
+    state = {**SEED_STATE, "items": {"lamp": {"lit": True}}}
+
+    result = apply_one({"op": "inc", "path": "items.lamp.lit", "value": 1}, state)
+
+    assert result.dropped[0].reason == "inc 的目标「items.lamp.lit」是布尔值，不是数字"
+
+
+def test_inc_overflow_is_dropped() -> None:
+    state = {**SEED_STATE, "items": {"coin": {"count": 1e308}}}
+
+    result = apply_one({"op": "inc", "path": "items.coin.count", "value": 1e308}, state)
+
+    assert result.dropped[0].reason == "inc 的结果超出范围：items.coin.count"
+    assert result.state["items"] == {"coin": {"count": 1e308}}
+
+
+def test_add_creates_the_list() -> None:
+    result = apply_one({"op": "add", "path": "world_state.omens", "value": "血月"})
+
+    assert result.state["world_state"]["omens"] == ["血月"]
+
+
+def test_add_appends() -> None:
+    result = apply_one({"op": "add", "path": "world_state.ongoing_events", "value": "瘟疫"})
+
+    assert result.state["world_state"]["ongoing_events"] == ["王国内战", "瘟疫"]
+
+
+def test_add_to_a_non_list_is_dropped() -> None:
+    result = apply_one({"op": "add", "path": "world_state.time_marker", "value": "x"})
+
+    assert result.dropped[0].reason == "add 的目标「world_state.time_marker」是字符串，不是数组"
+
+
+def test_remove_takes_only_the_first_equal_element() -> None:
+    state = {**SEED_STATE, "items": {"bag": {"coins": [1, 2, 1]}}}
+
+    result = apply_one({"op": "remove", "path": "items.bag.coins", "value": 1}, state)
+
+    assert result.state["items"]["bag"]["coins"] == [2, 1]
+
+
+def test_remove_compares_json_values_not_python_equality() -> None:
+    state = {**SEED_STATE, "items": {"bag": {"flags": [1, True]}}}
+
+    result = apply_one({"op": "remove", "path": "items.bag.flags", "value": True}, state)
+
+    assert result.state["items"]["bag"]["flags"] == [1]
+
+
+@pytest.mark.parametrize(
+    ("op", "reason"),
+    [
+        (
+            {"op": "remove", "path": "characters.protagonist.inventory", "value": "神剑"},
+            """remove 的值 "神剑" 不在「characters.protagonist.inventory」中""",
+        ),
+        (
+            {"op": "remove", "path": "characters.protagonist.location", "value": "魔都"},
+            "remove 的目标「characters.protagonist.location」是字符串，不是数组",
+        ),
+        (
+            {"op": "remove", "path": "characters.protagonist.pets", "value": "cat"},
+            "remove 的目标「characters.protagonist.pets」不存在",
+        ),
+        (
+            {"op": "remove", "path": "characters.nobody.inventory", "value": "cat"},
+            "「characters.nobody」不存在",
+        ),
+    ],
+)
+def test_remove_failures_are_dropped(op: dict[str, Any], reason: str) -> None:
+    result = apply_one(op)
+
+    assert [d.reason for d in result.dropped] == [reason]
+    assert "nobody" not in result.state["characters"]
+
+
+def test_a_failing_op_leaves_no_partial_change() -> None:
+    # The first op creates characters.lin-feng; the second fails at its leaf. Only the first survives.
+    ops = [
+        {"op": "set", "path": "characters.lin-feng.location", "value": "魔都"},
+        {"op": "add", "path": "characters.lin-feng.location", "value": "x"},
+        {"op": "set", "path": "characters.lin-feng.location.city.street", "value": "x"},
+    ]
+    result = apply_patch(SEED_STATE, patch_with(*ops), now=NOW)
+
+    assert result.state["characters"]["lin-feng"] == {"location": "魔都"}
+    assert [d.index for d in result.dropped] == [1, 2]
+
+
+def test_foreshadow_planted_adds_the_id_once() -> None:
+    result = apply_patch(
+        SEED_STATE,
+        patch_with(
+            {"op": "foreshadow", "path": "dragon_egg", "value": "planted"},
+            {"op": "foreshadow", "path": "dragon_egg", "value": "advanced"},
+        ),
+        now=NOW,
+    )
+
+    assert result.state["active_foreshadowing"] == ["ancient_prophecy", "betrayal_hint", "dragon_egg"]
+    assert [u.action for u in result.foreshadow_updates] == [
+        ForeshadowAction.PLANTED,
+        ForeshadowAction.ADVANCED,
+    ]
+
+
+def test_foreshadow_resolved_removes_the_id() -> None:
+    result = apply_one(
+        {"op": "foreshadow", "path": "betrayal_hint", "value": "resolved", "detail": "叛徒现身"}
+    )
+
+    assert result.state["active_foreshadowing"] == ["ancient_prophecy"]
+    assert result.foreshadow_updates[0].detail == "叛徒现身"
+
+
+def test_foreshadow_creates_the_list_when_absent() -> None:
+    state = {k: v for k, v in SEED_STATE.items() if k != "active_foreshadowing"}
+
+    result = apply_one({"op": "foreshadow", "path": "dragon_egg", "value": "planted"}, state)
+
+    assert result.state["active_foreshadowing"] == ["dragon_egg"]
+
+
+def test_foreshadow_on_a_non_list_is_dropped() -> None:
+    state = {**SEED_STATE, "active_foreshadowing": {"x": 1}}
+
+    result = apply_one({"op": "foreshadow", "path": "dragon_egg", "value": "planted"}, state)
+
+    assert result.dropped[0].reason == "active_foreshadowing 是对象，不是数组"
+    assert result.foreshadow_updates == []
+
+
+def test_all_dropped_still_moves_the_version_and_logs_it() -> None:
+    state = {**SEED_STATE, "unknown_key": 1}
+    result = apply_patch(state, patch_with({"op": "nope"}), now=NOW)
+
+    assert result.applied == []
+    assert result.state == {**state, "state_version": 48, "last_updated_chapter": 48}
+    assert result.changelog == [
+        {
+            "chapter": 48,
+            "state_version": 48,
+            "base_state_version": 47,
+            "op": None,
+            "path": None,
+            "value": None,
+            "storyline_id": "main_arc",
+            "ts": NOW,
+        }
+    ]
+
+
+# --- replay -------------------------------------------------------------------------------------------
+
+
+def _three_patches() -> list[dict[str, Any]]:
+    return [
+        SEED_PATCH,
+        patch_with(
+            {"op": "foreshadow", "path": "ancient_prophecy", "value": "resolved"},
+            {"op": "set", "path": "characters.lin-feng.location", "value": "魔都"},
+            chapter=49,
+            base=48,
+        ),
+        patch_with({"op": "bogus"}, chapter=50, base=49),
+        patch_with(
+            {"op": "add", "path": "characters.lin-feng.inventory", "value": {"name": "剑", "n": 1}},
+            {"op": "remove", "path": "characters.protagonist.inventory", "value": "密信"},
+            chapter=51,
+            base=50,
+        ),
+    ]
+
+
+def test_replay_reproduces_the_state_after_the_patches() -> None:
+    state = SEED_STATE
+    changelog: list[dict[str, Any]] = []
+    for patch in _three_patches():
+        result = apply_patch(state, patch, now=NOW)
+        state = result.state
+        changelog.extend(result.changelog)
+
+    replayed = replay_changelog(SEED_STATE, changelog)
+
+    assert replayed == state
+    assert replayed["state_version"] == 51
+    assert replayed["last_updated_chapter"] == 51
+
+
+def test_replay_survives_a_jsonl_round_trip_and_skips_old_versions() -> None:
+    states = [SEED_STATE]
+    lines: list[str] = []
+    for patch in _three_patches():
+        result = apply_patch(states[-1], patch, now=NOW)
+        states.append(result.state)
+        lines.extend(json.dumps(e, ensure_ascii=False) for e in result.changelog)
+    entries = [json.loads(line) for line in lines]
+
+    # From the snapshot at version 49, the whole changelog is passed; versions ≤ 49 are skipped.
+    assert replay_changelog(states[2], entries) == states[-1]
+    assert replay_changelog(SEED_STATE, entries, until_version=49) == states[2]
+
+
+def test_replay_does_not_mutate_the_base() -> None:
+    base = copy.deepcopy(SEED_STATE)
+
+    replay_changelog(base, apply_patch(base, SEED_PATCH, now=NOW).changelog)
+
+    assert base == SEED_STATE
+
+
+def test_replay_with_a_gap_is_refused() -> None:
+    first = apply_patch(SEED_STATE, SEED_PATCH, now=NOW)
+    second = apply_patch(first.state, patch_with({"op": "bogus"}, chapter=49, base=48), now=NOW)
+    third = apply_patch(second.state, patch_with({"op": "bogus"}, chapter=50, base=49), now=NOW)
+
+    with pytest.raises(StateValidationError, match="changelog 不连续"):
+        replay_changelog(SEED_STATE, [*first.changelog, *third.changelog])
+
+
+def test_replay_that_would_diverge_is_refused() -> None:
+    entries = apply_patch(SEED_STATE, SEED_PATCH, now=NOW).changelog
+    edited = copy.deepcopy(SEED_STATE)
+    edited["characters"]["protagonist"]["inventory"] = []
+
+    with pytest.raises(StateValidationError, match="changelog 回放失败（state_version 48，第 5 条）"):
+        replay_changelog(edited, entries)
+
+
+@pytest.mark.parametrize("entry", [42, {"state_version": 48, "base_state_version": 47}])
+def test_replay_refuses_malformed_entries(entry: Any) -> None:
+    with pytest.raises(StateValidationError):
+        replay_changelog(SEED_STATE, [entry])
+
+
+# --- foreshadowing/global.json ------------------------------------------------------------------------
+
+GLOBAL_DOC: dict[str, Any] = {
+    "foreshadowing": [
+        {
+            "id": "ancient_prophecy",
+            "description": "上古预言",
+            "scope": "novel",
+            "status": "planted",
+            "planted_chapter": 3,
+            "advanced_chapters": [20],
+            "resolved_chapter": None,
+            "target_resolve_range": [100, 120],
+            "storyline_id": "main_arc",
+            "history": [{"chapter": 3, "action": "planted", "detail": "老者低语"}],
+        }
+    ]
+}
+
+
+def test_global_doc_records_an_advance() -> None:
+    updates = apply_patch(SEED_STATE, SEED_PATCH, now=NOW).foreshadow_updates
+
+    doc = apply_foreshadow_updates(GLOBAL_DOC, updates, 48)
+
+    entry = doc["foreshadowing"][0]
+    assert entry["status"] == "advanced"
+    assert entry["advanced_chapters"] == [20, 48]
+    assert entry["planted_chapter"] == 3
+    assert entry["history"][-1] == {"chapter": 48, "action": "advanced", "detail": "主角梦见预言碎片"}
+    assert GLOBAL_DOC["foreshadowing"][0]["advanced_chapters"] == [20]
+
+
+def test_global_doc_creates_an_unknown_id_and_resolves() -> None:
+    updates = [
+        ForeshadowUpdate("dragon_egg", ForeshadowAction.PLANTED, "龙蛋现世", 50, "main_arc"),
+        ForeshadowUpdate("ancient_prophecy", ForeshadowAction.RESOLVED, None, 50),
+    ]
+
+    doc = apply_foreshadow_updates(GLOBAL_DOC, updates)
+
+    assert doc["foreshadowing"][1] == {
+        "id": "dragon_egg",
+        "description": "龙蛋现世",
+        "scope": None,
+        "status": "planted",
+        "planted_chapter": 50,
+        "advanced_chapters": [],
+        "resolved_chapter": None,
+        "target_resolve_range": None,
+        "storyline_id": "main_arc",
+        "history": [{"chapter": 50, "action": "planted", "detail": "龙蛋现世"}],
+    }
+    assert doc["foreshadowing"][0]["status"] == "resolved"
+    assert doc["foreshadowing"][0]["resolved_chapter"] == 50
+
+
+def test_global_doc_update_is_idempotent() -> None:
+    updates = [ForeshadowUpdate("ancient_prophecy", ForeshadowAction.ADVANCED, "梦", 48)]
+
+    once = apply_foreshadow_updates(GLOBAL_DOC, updates)
+
+    assert apply_foreshadow_updates(once, updates) == once
+
+
+def test_global_doc_starts_empty() -> None:
+    doc = apply_foreshadow_updates({}, [ForeshadowUpdate("x", ForeshadowAction.ADVANCED, None, 7)])
+
+    assert doc["foreshadowing"][0]["description"] == "x"
+    assert doc["foreshadowing"][0]["advanced_chapters"] == [7]
+
+
+def test_global_doc_with_a_bad_shape_is_refused() -> None:
+    with pytest.raises(StateValidationError):
+        apply_foreshadow_updates({"foreshadowing": {}}, [])
+
+
+# --- skip counter -------------------------------------------------------------------------------------
+
+
+def test_skip_counter_recommends_a_rebuild_from_the_third_skip() -> None:
+    assert REBUILD_SKIP_THRESHOLD == 3
+    assert record_ops_skip(0) == (1, False)
+    assert record_ops_skip(1) == (2, False)
+    assert record_ops_skip(2) == (3, True)
+    assert record_ops_skip(7) == (8, True)
