@@ -229,7 +229,8 @@ def _show(value: object) -> str:
     try:
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError, RecursionError):
-        text = repr(value)
+        # Circular data, ints past the str-conversion limit and foreign objects: name the type only.
+        text = f"<{_json_type(value)}>"
     return text if len(text) <= 60 else text[:57] + "..."
 
 
