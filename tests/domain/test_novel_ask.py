@@ -45,12 +45,14 @@ def fields(problems: list[ValidationProblem]) -> list[str]:
 def spec() -> dict[str, Any]:
     """All three kinds: platform (single, required), genres (multi, optional, allow_other),
     tone (multi, required), protagonist_name (free_text, required), notes (free_text, optional)."""
-    return load_fixture("question_spec_all_kinds.json")
+    data: dict[str, Any] = load_fixture("question_spec_all_kinds.json")
+    return data
 
 
 @pytest.fixture
 def answer() -> dict[str, Any]:
-    return load_fixture("answer_spec_all_kinds.json")
+    data: dict[str, Any] = load_fixture("answer_spec_all_kinds.json")
+    return data
 
 
 # ------------------------------------------------------------------------------------------ seed examples
@@ -607,7 +609,8 @@ def test_an_invalid_question_spec_is_reported_instead(spec: dict[str, Any], answ
     spec["questions"][1]["id"] = "platform"
     problems = validate_answer_spec(spec, answer)
     assert [str(p) for p in problems] == ['question_spec.questions[1].id: 重复的 id "platform"']
-    assert fields(validate_answer_spec([], answer)) == ["question_spec"]
+    not_a_spec: Any = []
+    assert fields(validate_answer_spec(not_a_spec, answer)) == ["question_spec"]
 
 
 # ------------------------------------------------------------------------------------------ load / gate

@@ -83,7 +83,9 @@ def answer_for(draw: st.DrawFn, question: dict[str, Any]) -> object:
     if kind == "single_choice":
         return draw(choice) if required else draw(st.none() | choice)
     picked = draw(st.lists(choice, min_size=1 if required else 0, max_size=4, unique=True))
-    return picked if picked or draw(st.booleans()) else None
+    # A dialog may report "nothing selected" as [] or as None; both must end up absent.
+    keep_empty: bool = draw(st.booleans())
+    return picked if picked or keep_empty else None
 
 
 @st.composite
@@ -101,7 +103,7 @@ zones = st.just(UTC) | st.builds(
     lambda minutes: timezone(timedelta(minutes=minutes)), st.integers(min_value=-1439, max_value=1439)
 )
 moments = st.datetimes(
-    min_value=datetime(1971, 1, 2), max_value=datetime(2200, 1, 1), timezones=st.none() | zones
+    min_value=datetime(1971, 1, 2), max_value=datetime(2200, 1, 1), timezones=st.one_of(st.none(), zones)
 )
 
 
