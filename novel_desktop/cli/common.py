@@ -31,7 +31,8 @@ def read_json_file(path: str | Path, *, bad_json_exit: int = 2) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise CliError(f"不是合法的 JSON / not valid JSON: {p}: 第 {exc.lineno} 行 (line {exc.lineno}): {exc.msg}",
+        raise CliError(
+            f"不是合法的 JSON / not valid JSON: {p}: 第 {exc.lineno} 行 (line {exc.lineno}): {exc.msg}",
             bad_json_exit,
         ) from None
 
