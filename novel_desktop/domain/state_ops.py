@@ -41,6 +41,7 @@ __all__ = [
     "apply_foreshadow_updates",
     "apply_patch",
     "parse_patch",
+    "prune_state",
     "record_ops_skip",
     "replay_changelog",
     "validate_op",
@@ -691,3 +692,22 @@ def record_ops_skip(count: int) -> tuple[int, bool]:
     """
     new_count = max(count, 0) + 1
     return new_count, new_count >= REBUILD_SKIP_THRESHOLD
+
+
+# --- pruning -------------------------------------------------------------------------------------------
+
+
+def prune_state(state: Mapping[str, Any], keep_character_ids: Iterable[str]) -> dict[str, Any]:
+    """A copy of ``state`` whose ``characters`` holds only ``keep_character_ids`` (004 §8.5).
+
+    The prompt carries the state of active characters only; the caller archives the others (their
+    entries are ``state["characters"]`` minus the result's) under ``characters/retired/``. Nothing else
+    changes, ``state_version`` included: pruning is not a chapter's change and is not in the changelog, so
+    a state replayed from an older snapshot must be pruned again.
+    """
+    pruned = copy.deepcopy(dict(state))
+    characters = pruned.get("characters")
+    if isinstance(characters, dict):
+        keep = set(keep_character_ids)
+        pruned["characters"] = {cid: entry for cid, entry in characters.items() if cid in keep}
+    return pruned

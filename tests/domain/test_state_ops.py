@@ -20,6 +20,7 @@ from novel_desktop.domain.state_ops import (
     apply_foreshadow_updates,
     apply_patch,
     parse_patch,
+    prune_state,
     record_ops_skip,
     replay_changelog,
     validate_op,
@@ -737,3 +738,22 @@ def test_skip_counter_recommends_a_rebuild_from_the_third_skip() -> None:
     assert record_ops_skip(1) == (2, False)
     assert record_ops_skip(2) == (3, True)
     assert record_ops_skip(7) == (8, True)
+
+
+# --- pruning ------------------------------------------------------------------------------------------
+
+
+def test_prune_keeps_only_active_characters() -> None:
+    state = copy.deepcopy(SEED_STATE)
+    state["characters"]["old-monk"] = {"location": "寺"}
+
+    pruned = prune_state(state, ["protagonist", "not-in-state"])
+
+    assert pruned == SEED_STATE
+    assert "old-monk" in state["characters"]
+
+
+def test_prune_leaves_a_state_without_characters_alone() -> None:
+    state = {k: v for k, v in SEED_STATE.items() if k != "characters"}
+
+    assert prune_state(state, []) == state
