@@ -37,6 +37,25 @@ from novel_desktop.storage.tables import (
 
 #: Folders and files of a seed project that are not data: the plugin's lock directory.
 SKIPPED_DIRS = {".novel.lock"}
+#: The folders of the seed layout, created on export even when empty, so an external executor finds them.
+SKELETON_DIRS = (
+    "research",
+    "world",
+    "characters/active",
+    "characters/retired",
+    "storylines",
+    "volumes",
+    "chapters",
+    "staging/chapters",
+    "staging/state",
+    "staging/evaluations",
+    "staging/novel-ask",
+    "summaries",
+    "state/history",
+    "foreshadowing",
+    "evaluations",
+    "logs",
+)
 
 
 @dataclass
@@ -105,6 +124,8 @@ def export_folder(store: NovelStore, folder: str | Path) -> ExportReport:
         for extra in s.exec(select(ExtraFileRow)):
             files[extra.path] = extra.data
 
+    for rel in SKELETON_DIRS:
+        (out / rel).mkdir(parents=True, exist_ok=True)
     for rel, data in sorted(files.items()):
         target = out / rel
         target.parent.mkdir(parents=True, exist_ok=True)
