@@ -24,7 +24,8 @@ class ForeshadowEvent(SeedModel):
     chapter: ChapterNo
     #: "planted", "advanced" or "resolved" (the ``foreshadow`` op's value).
     action: str
-    detail: str = ""
+    #: What happened; None when the op carried no detail.
+    detail: str | None = None
 
 
 class ForeshadowItem(WrittenWhole):
@@ -46,7 +47,8 @@ class ForeshadowItem(WrittenWhole):
 
     id: Slug
     description: str = ""
-    scope: ForeshadowScope = "volume"
+    #: None for a thread first met in a chapter's ops, before a planner gave it a scope.
+    scope: ForeshadowScope | None = None
     status: ForeshadowStatus = "planned"
     planted_chapter: ChapterNo | None = None
     advanced_chapters: list[ChapterNo] = Field(default_factory=list)
