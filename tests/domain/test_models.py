@@ -41,7 +41,7 @@ from novel_desktop.domain.foreshadowing import (
 )
 from novel_desktop.domain.pipeline_log import PipelineLog
 from novel_desktop.domain.state import CurrentState
-from novel_desktop.domain.storylines import StorylineSchedule, StorylineSpec, StorylinesFile
+from novel_desktop.domain.storylines import StorylineSchedule, StorylinesFile, StorylineSpec
 from novel_desktop.domain.style import AiBlacklist, StyleProfile
 from novel_desktop.domain.summary import ChapterSummary
 from novel_desktop.domain.world import WorldRules
