@@ -12,6 +12,8 @@ from collections.abc import Sequence
 
 from novel_desktop import __version__
 from novel_desktop.cli import ask as ask_cmds
+from novel_desktop.cli import export as export_cmds
+from novel_desktop.cli import import_text as import_text_cmds
 from novel_desktop.cli import project as project_cmds
 from novel_desktop.cli import state as state_cmds
 from novel_desktop.cli.common import CliError
@@ -35,6 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
     project_cmds.register(subparsers)
     state_cmds.register(subparsers)
     ask_cmds.register(subparsers)
+    import_text_cmds.register(subparsers)
+    export_cmds.register(subparsers)
     return parser
 
 
