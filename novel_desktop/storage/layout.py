@@ -54,6 +54,10 @@ def volume_dir(volume: int) -> str:
     return f"volumes/vol-{volume:02d}"
 
 
+def volume_info_path(volume: int) -> str:
+    return f"{volume_dir(volume)}/volume.json"
+
+
 def contract_path(volume: int, chapter: int) -> str:
     return f"{volume_dir(volume)}/chapter-contracts/chapter-{num(chapter)}.json"
 
@@ -101,6 +105,9 @@ _DOCUMENTS = [
         r"^storylines/storyline-spec\.json$",
         rf"^storylines/{_SLUG}/memory\.md$",
         rf"^{_VOL}/(outline\.md|storyline-schedule\.json|foreshadowing\.json|review\.md)$",
+        # Our addition to the seed layout: {"volume": N, "title": "…"} for a volume's name (imported
+        # manuscripts have them before any outline exists).
+        rf"^{_VOL}/volume\.json$",
         rf"^{_VOL}/chapter-contracts/chapter-\d{{3,}}\.json$",
         r"^state/history/[^/]+\.json$",
         r"^foreshadowing/global\.json$",

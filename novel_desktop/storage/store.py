@@ -566,6 +566,16 @@ class NovelStore:
             return list(s.exec(select(AnswerRow.answer_path).order_by(col(AnswerRow.answer_path))))
 
     # ------------------------------------------------------------------ extra files
+    def put_extra_file(self, path: str, data: bytes) -> None:
+        """Keep a file the seed layout does not name (front matter of an imported manuscript, …)."""
+        with self._write() as s:
+            s.merge(ExtraFileRow(path=path, data=data))
+
+    def extra_file(self, path: str) -> bytes | None:
+        with self._read() as s:
+            row = s.get(ExtraFileRow, path)
+            return row.data if row else None
+
     def list_extra_files(self) -> list[str]:
         with self._read() as s:
             return list(s.exec(select(ExtraFileRow.path).order_by(col(ExtraFileRow.path))))
