@@ -117,7 +117,7 @@ def parse_chapter_range(spec: str) -> range:
     m = _RANGE_RE.match(spec)
     if m is None:
         raise ChapterRangeError(
-            f"章节范围格式不对：{spec!r}，应写成 5、3-10 或 20-（从第 20 章到最后）"
+            f"章节范围格式不对：“{spec}”，应写成 5、3-10 或 20-（从第 20 章到最后）"
             " (bad chapter range; use A, A-B or A-)"
         )
     start = int(m.group(1))
@@ -128,10 +128,10 @@ def parse_chapter_range(spec: str) -> range:
     else:
         end = sys.maxsize - 1  # open end: every chapter from A on
     if start < 1:
-        raise ChapterRangeError(f"章节号从 1 开始：{spec!r} (chapter numbers start at 1)")
+        raise ChapterRangeError(f"章节号从 1 开始：“{spec}” (chapter numbers start at 1)")
     if end < start:
         raise ChapterRangeError(
-            f"章节范围起点大于终点：{spec!r}，应写成 {end}-{start} (range start is after its end)"
+            f"章节范围起点大于终点：“{spec}”，应写成 {end}-{start} (range start is after its end)"
         )
     return range(start, end + 1)
 
