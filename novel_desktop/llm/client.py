@@ -1,0 +1,445 @@
+"""The provider client: one streamed Messages API call per agent step; retries, timeouts, cancellation.
+
+Built on the anthropic SDK's ``AsyncAnthropic`` (imported lazily: the import takes over a second and the
+window must open fast). The SDK's own retries are off (``max_retries=0``) so that this module counts the
+attempts and also retries what the SDK does not: an ``error`` event in the middle of a stream after HTTP 200,
+and a connection dropped mid-stream. A restarted call discards its partial text and tells the caller through
+``on_restart`` so a live view can be cleared.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from novel_desktop.llm.errors import (
+    LLMAuthError,
+    LLMBadRequest,
+    LLMConfigError,
+    LLMConnectionError,
+    LLMEmptyResponse,
+    LLMError,
+    LLMOverloaded,
+    LLMQuotaError,
+    LLMServerError,
+    LLMTimeout,
+    LLMTruncated,
+)
+from novel_desktop.llm.providers import get_preset
+from novel_desktop.llm.roles import AgentRole
+from novel_desktop.llm.secrets import get_api_key, resolve_base_url
+from novel_desktop.llm.settings import LLMSettings
+from novel_desktop.llm.usage import Usage
+
+if TYPE_CHECKING:
+    import httpx2
+    from anthropic import APIStatusError, AsyncAnthropic
+
+log = logging.getLogger(__name__)
+
+#: The Messages API accepts at most four cache_control breakpoints per request.
+MAX_CACHE_BREAKPOINTS = 4
+#: Request header naming the calling agent; the fake server scripts replies by it, real providers ignore it.
+AGENT_HEADER = "x-novel-agent"
+
+_T = TypeVar("_T")
+
+# Words in a provider's error that mean "out of money/quota" rather than "slow down": retrying cannot help.
+_QUOTA_HINTS = ("balance", "quota", "credit", "insufficient", "billing", "余额", "额度", "欠费")
+
+
+@dataclass(frozen=True)
+class PromptBlock:
+    """One part of a system prompt. ``cache=True`` marks a stable part (system prompt, style profile,
+    blacklist, world rules, volume outline) that should be read from the prompt cache on repeated calls;
+    cached blocks must come before the volatile ones, because a cache entry is a prefix."""
+
+    text: str
+    cache: bool = False
+
+
+@dataclass(frozen=True)
+class LLMResponse:
+    """A finished call. ``usage`` counts every attempt (what the provider bills), not only the last one."""
+
+    text: str
+    stop_reason: str | None
+    usage: Usage
+    model: str
+    role: AgentRole
+    duration_ms: int
+    attempts: int
+
+    @property
+    def truncated(self) -> bool:
+        """The reply stopped at max_tokens; the caller may continue it or ask for less."""
+        return self.stop_reason == "max_tokens"
+
+    def raise_if_truncated(self) -> LLMResponse:
+        """Raise ``LLMTruncated`` when the caller needs the whole output; else return self."""
+        if self.truncated:
+            raise LLMTruncated(attempts=self.attempts)
+        return self
+
+
+@dataclass
+class _CallState:
+    """What one ``stream`` call has seen across its attempts."""
+
+    emitted: bool = False
+    spent: Usage = field(default_factory=Usage)
+
+
+class _Retryable(Exception):
+    """Internal: an attempt failed in a way another attempt may fix."""
+
+    def __init__(self, error: LLMError, retry_after: float | None = None) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.retry_after = retry_after
+
+
+def build_system(blocks: Sequence[PromptBlock]) -> list[dict[str, Any]]:
+    """System blocks for the API, with ``cache_control`` on the last (up to four) cached blocks.
+
+    Each breakpoint ends a cacheable prefix, so the last cached block covers every stable part; the earlier
+    ones let a call still hit the cache when only a later stable part changed. Empty blocks are dropped
+    (the API rejects empty text). Raises ValueError when a cached block follows an uncached one: such a
+    prefix would change on every call and never be read from the cache.
+    """
+    kept = [b for b in blocks if b.text]
+    seen_volatile = False
+    for b in kept:
+        if not b.cache:
+            seen_volatile = True
+        elif seen_volatile:
+            raise ValueError(
+                "cached prompt blocks must precede the uncached ones (a cache entry is a prefix)"
+            )
+    cached = [i for i, b in enumerate(kept) if b.cache]
+    breakpoints = set(cached[-MAX_CACHE_BREAKPOINTS:])
+    system: list[dict[str, Any]] = []
+    for i, b in enumerate(kept):
+        block: dict[str, Any] = {"type": "text", "text": b.text}
+        if i in breakpoints:
+            block["cache_control"] = {"type": "ephemeral"}
+        system.append(block)
+    return system
+
+
+class LLMClient:
+    """Calls the configured provider for each agent role.
+
+    ``api_key`` and ``base_url`` override the environment/keyring and settings (tests pass the fake
+    server's URL here); ``http_client`` is an ``httpx2.AsyncClient`` for proxies or a mock transport.
+    Use ``async with`` or call ``aclose()`` to release the connections.
+    """
+
+    def __init__(
+        self,
+        settings: LLMSettings,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        http_client: httpx2.AsyncClient | None = None,
+    ) -> None:
+        self.settings = settings
+        self._explicit_key = api_key
+        self._explicit_base_url = base_url
+        self._http_client = http_client
+        self._sdk: AsyncAnthropic | None = None
+        # Kept only to redact it from provider messages; never logged or shown.
+        self._secret: str | None = None
+
+    def __repr__(self) -> str:
+        return f"LLMClient(provider={self.settings.provider!r}, base_url={self.base_url!r})"
+
+    @property
+    def base_url(self) -> str:
+        """Where requests go: the explicit argument, ANTHROPIC_BASE_URL, the settings, the preset."""
+        return self._explicit_base_url or resolve_base_url(self.settings)
+
+    async def __aenter__(self) -> LLMClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the SDK client and its connection pool."""
+        if self._sdk is not None:
+            sdk, self._sdk = self._sdk, None
+            await sdk.close()
+
+    def _ensure_sdk(self) -> AsyncAnthropic:
+        if self._sdk is not None:
+            return self._sdk
+        key = self._explicit_key or get_api_key(self.settings.provider)
+        if not key:
+            name = get_preset(self.settings.provider).display_name
+            raise LLMConfigError(
+                f"没有找到 {name} 的 API Key：请在“设置 → 模型服务”中填写，或设置环境变量 ANTHROPIC_API_KEY。"
+            )
+        import anthropic  # lazy: slow import, see the module docstring
+
+        self._secret = key
+        self._sdk = anthropic.AsyncAnthropic(
+            api_key=key,
+            base_url=self.base_url,
+            max_retries=0,
+            timeout=anthropic.Timeout(self.settings.read_timeout_s, connect=self.settings.connect_timeout_s),
+            http_client=self._http_client,
+        )
+        return self._sdk
+
+    def _redact(self, text: str) -> str:
+        if self._secret and self._secret in text:
+            text = text.replace(self._secret, "***")
+        return text
+
+    async def stream(
+        self,
+        role: AgentRole,
+        *,
+        system: Sequence[PromptBlock],
+        messages: Sequence[Mapping[str, Any]],
+        max_tokens: int | None = None,
+        on_text: Callable[[str], None] | None = None,
+        on_restart: Callable[[], None] | None = None,
+        cancel: asyncio.Event | None = None,
+        timeout: float | None = None,
+    ) -> LLMResponse:
+        """Stream one reply for ``role`` and return it when complete.
+
+        ``on_text`` receives each text delta as it arrives. When an attempt fails after text was delivered
+        and the call is retried, ``on_restart`` is called first: the partial text is void. Setting
+        ``cancel`` (or cancelling the calling task) closes the stream at once and raises
+        ``asyncio.CancelledError``. The whole stage, retries included, is bounded by ``timeout`` (default:
+        the role's stage timeout in settings) and raises ``LLMTimeout``. Other failures raise the typed
+        errors of ``llm.errors``; a reply cut at max_tokens is returned with ``truncated`` set.
+        """
+        role = AgentRole(role)
+        if cancel is not None and cancel.is_set():
+            raise asyncio.CancelledError
+        system_param = build_system(system)
+        limit = self.settings.timeout_for(role) if timeout is None else timeout
+
+        async def bounded() -> LLMResponse:
+            timer = asyncio.timeout(limit)
+            try:
+                async with timer:
+                    return await self._run_with_retries(
+                        role, system_param, messages, max_tokens, on_text, on_restart
+                    )
+            except TimeoutError:
+                if timer.expired():
+                    log.warning("LLM call timed out: role=%s after %.0fs", role.value, limit)
+                    raise LLMTimeout() from None
+                raise
+
+        if cancel is None:
+            return await bounded()
+        return await _cancellable(bounded(), cancel)
+
+    async def _run_with_retries(
+        self,
+        role: AgentRole,
+        system_param: list[dict[str, Any]],
+        messages: Sequence[Mapping[str, Any]],
+        max_tokens: int | None,
+        on_text: Callable[[str], None] | None,
+        on_restart: Callable[[], None] | None,
+    ) -> LLMResponse:
+        sdk = self._ensure_sdk()
+        model = self.settings.model_for(role)
+        limit = max_tokens or self.settings.max_tokens_for(role)
+        policy = self.settings.retry
+        state = _CallState()
+        started = time.monotonic()
+        for attempt in range(1, policy.max_attempts + 1):
+            if attempt > 1 and state.emitted:
+                state.emitted = False
+                if on_restart is not None:
+                    on_restart()
+            try:
+                text, stop_reason, usage = await self._attempt(
+                    sdk, role, model, system_param, messages, limit, on_text, state
+                )
+            except _Retryable as failure:
+                failure.error.attempts = attempt
+                if attempt >= policy.max_attempts:
+                    log.warning(
+                        "LLM call failed: role=%s model=%s attempts=%d error=%s status=%s",
+                        role.value,
+                        model,
+                        attempt,
+                        type(failure.error).__name__,
+                        failure.error.status_code,
+                    )
+                    raise failure.error from None
+                delay = self._backoff(attempt, failure.retry_after)
+                log.warning(
+                    "LLM call retry: role=%s model=%s attempt=%d error=%s status=%s wait=%.2fs",
+                    role.value,
+                    model,
+                    attempt,
+                    type(failure.error).__name__,
+                    failure.error.status_code,
+                    delay,
+                )
+                await asyncio.sleep(delay)
+                continue
+            except LLMError as error:
+                error.attempts = attempt
+                log.warning(
+                    "LLM call failed: role=%s model=%s error=%s status=%s",
+                    role.value,
+                    model,
+                    type(error).__name__,
+                    error.status_code,
+                )
+                raise
+            total = state.spent + usage
+            duration_ms = int((time.monotonic() - started) * 1000)
+            log.info(
+                "LLM call done: role=%s model=%s attempts=%d stop=%s usage=%s ms=%d",
+                role.value,
+                model,
+                attempt,
+                stop_reason,
+                total.to_dict(),
+                duration_ms,
+            )
+            return LLMResponse(text, stop_reason, total, model, role, duration_ms, attempt)
+        raise AssertionError("unreachable: max_attempts >= 1")  # pragma: no cover
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        policy = self.settings.retry
+        # Full jitter on the upper half spreads retries of parallel calls without making them too short.
+        ceiling = min(policy.max_backoff_s, policy.base_backoff_s * 2.0 ** (attempt - 1))
+        delay = ceiling * random.uniform(0.5, 1.0)
+        if retry_after is not None:
+            delay = max(delay, retry_after)
+        return min(delay, policy.max_backoff_s)
+
+    async def _attempt(
+        self,
+        sdk: AsyncAnthropic,
+        role: AgentRole,
+        model: str,
+        system_param: list[dict[str, Any]],
+        messages: Sequence[Mapping[str, Any]],
+        max_tokens: int,
+        on_text: Callable[[str], None] | None,
+        state: _CallState,
+    ) -> tuple[str, str | None, Usage]:
+        import anthropic
+        import httpx2
+
+        partial = Usage()
+        saw_stop = False
+        try:
+            async with sdk.messages.stream(
+                model=model,
+                max_tokens=max_tokens,
+                system=cast(Any, system_param),
+                messages=cast(Any, list(messages)),
+                extra_headers={AGENT_HEADER: role.value},
+            ) as stream:
+                async for event in stream:
+                    if event.type == "text":
+                        if event.text:
+                            state.emitted = True
+                            if on_text is not None:
+                                on_text(event.text)
+                    elif event.type == "message_start":
+                        partial = Usage.from_api(event.message.usage)
+                    elif event.type == "message_stop":
+                        saw_stop = True
+                message = await stream.get_final_message()
+        except anthropic.APIStatusError as exc:
+            state.spent = state.spent + partial
+            raise self._classify(exc) from None
+        except (anthropic.APIConnectionError, httpx2.TransportError) as exc:
+            state.spent = state.spent + partial
+            raise _Retryable(LLMConnectionError(provider_message=self._redact(type(exc).__name__))) from None
+
+        usage = Usage.from_api(message.usage)
+        text = "".join(block.text for block in message.content if block.type == "text")
+        if not saw_stop and message.stop_reason is None:
+            # The body ended cleanly but without message_stop: a proxy cut the stream.
+            state.spent = state.spent + usage
+            raise _Retryable(LLMConnectionError(provider_message="stream ended early"))
+        if not text.strip() and message.stop_reason != "max_tokens":
+            state.spent = state.spent + usage
+            raise _Retryable(LLMEmptyResponse(status_code=200))
+        return text, message.stop_reason, usage
+
+    def _classify(self, exc: APIStatusError) -> _Retryable | LLMError:
+        """Map an SDK status error to a typed error, wrapped in ``_Retryable`` when a retry may help."""
+        status = exc.status_code
+        etype = exc.type or ""
+        message = self._redact(str(exc.api_message or exc.message))[:500]
+        quota = any(h in message.lower() for h in _QUOTA_HINTS) or "quota" in etype
+        retry_after = _retry_after(exc)
+        kw: dict[str, Any] = {"provider_message": message, "status_code": status}
+        if status == 529 or etype == "overloaded_error":
+            return _Retryable(LLMOverloaded(**kw), retry_after)
+        if status in (401, 403) or etype in ("authentication_error", "permission_error"):
+            return LLMAuthError(**kw)
+        if status == 402 or etype == "billing_error":
+            return LLMQuotaError("账户余额或额度不足：请到服务商控制台充值或提高额度后重试。", **kw)
+        if status == 429 or etype == "rate_limit_error":
+            if quota:
+                return LLMQuotaError("账户额度已用尽：请到服务商控制台充值或提高额度后重试。", **kw)
+            return _Retryable(LLMQuotaError(**kw), retry_after)
+        if status == 200 or status in (408, 409) or status >= 500:
+            # 200: an error event inside the stream (api_error, ...); the SDK does not retry it.
+            return _Retryable(LLMServerError(**kw), retry_after)
+        if quota:
+            return LLMQuotaError("账户余额或额度不足：请到服务商控制台充值或提高额度后重试。", **kw)
+        if status == 404:
+            return LLMBadRequest(
+                "模型或服务地址不存在（404）：请检查该角色的模型名称和 Base URL 是否与服务商一致。", **kw
+            )
+        if status == 413:
+            return LLMBadRequest("请求内容过长（413）：请减少上下文或换用上下文更长的模型。", **kw)
+        return LLMBadRequest(**kw)
+
+
+def _retry_after(exc: APIStatusError) -> float | None:
+    headers = exc.response.headers
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value:
+            try:
+                return max(0.0, float(value) * scale)
+            except ValueError:
+                continue
+    return None
+
+
+async def _cancellable(work: Coroutine[Any, Any, _T], cancel: asyncio.Event) -> _T:
+    """Run ``work`` until it finishes or ``cancel`` is set; then cancel it (closing its stream) and raise."""
+    task = asyncio.ensure_future(work)
+    waiter = asyncio.ensure_future(cancel.wait())
+    try:
+        await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    except asyncio.CancelledError:
+        task.cancel()
+        waiter.cancel()
+        await asyncio.gather(task, waiter, return_exceptions=True)
+        raise
+    if task.done():
+        waiter.cancel()
+        await asyncio.gather(waiter, return_exceptions=True)
+        return task.result()
+    task.cancel()
+    # Wait for the stream to close; whatever the task raised while closing is moot now.
+    await asyncio.gather(task, return_exceptions=True)
+    raise asyncio.CancelledError

@@ -1,0 +1,106 @@
+"""Typed errors of the LLM layer.
+
+Every error carries a Chinese message that tells the author what to do next; the GUI shows ``str(error)``
+as is. Messages never contain the API key: the client redacts it before building one.
+"""
+
+from __future__ import annotations
+
+
+class LLMError(Exception):
+    """Base of every error the LLM client raises.
+
+    ``provider_message`` is the provider's own text (English, kept for the log and the details pane);
+    ``status_code`` is the HTTP status when there was one (200 for an error inside a stream).
+    """
+
+    default_message = "模型调用失败。"
+
+    def __init__(
+        self,
+        message: str | None = None,
+        *,
+        provider_message: str | None = None,
+        status_code: int | None = None,
+        attempts: int = 1,
+    ) -> None:
+        self.message = message or self.default_message
+        self.provider_message = provider_message
+        self.status_code = status_code
+        self.attempts = attempts
+        super().__init__(self.message)
+
+    def __str__(self) -> str:
+        if self.provider_message:
+            return f"{self.message}（服务商返回：{self.provider_message}）"
+        return self.message
+
+
+class LLMConfigError(LLMError):
+    """The client cannot be set up: no API key, an unknown provider, a bad base URL."""
+
+    default_message = "模型服务未配置：请在“设置 → 模型服务”中选择服务商并填写 API Key。"
+
+
+class LLMAuthError(LLMError):
+    """401/403: the key is wrong, expired or lacks permission."""
+
+    default_message = (
+        "API Key 无效或没有权限（401/403）：请检查 API Key 是否正确、是否属于当前服务商，然后重试。"
+    )
+
+
+class LLMQuotaError(LLMError):
+    """429 after every retry, or an exhausted balance/quota (402, or a 400 that says so)."""
+
+    default_message = "请求过于频繁或额度不足（429）：请稍后再试，或检查账户余额与速率限制。"
+
+
+class LLMOverloaded(LLMError):
+    """529 / overloaded_error after every retry."""
+
+    default_message = "模型服务繁忙（529 过载），多次重试仍失败：请稍后再试，或在设置中换用其他模型。"
+
+
+class LLMServerError(LLMError):
+    """A 5xx other than 529 after every retry."""
+
+    default_message = "模型服务内部错误（5xx），多次重试仍失败：请稍后再试。"
+
+
+class LLMConnectionError(LLMError):
+    """The network failed (connect, read, a dropped stream) after every retry."""
+
+    default_message = (
+        "无法连接模型服务，或连接中途断开，多次重试仍失败：请检查网络、代理和服务地址（Base URL）。"
+    )
+
+
+class LLMBadRequest(LLMError):
+    """400/404/413/422: the request itself is wrong; retrying would not help."""
+
+    default_message = "请求被模型服务拒绝（参数错误）：请检查模型名称与设置；详情见服务商返回的信息。"
+
+
+class LLMEmptyResponse(LLMError):
+    """The model answered with no text, even after retries."""
+
+    default_message = "模型返回了空内容，多次重试仍为空：请稍后再试，或换用其他模型。"
+
+
+class LLMTruncated(LLMError):
+    """The reply stopped at max_tokens where the caller needs the whole output.
+
+    The client itself does not raise this: it sets ``LLMResponse.truncated``; a caller that cannot continue
+    from a partial reply calls ``LLMResponse.raise_if_truncated()``.
+    """
+
+    default_message = (
+        "模型输出达到长度上限被截断：请在设置中调大该角色的最大输出长度（max_tokens），或缩短要求。"
+    )
+
+
+class LLMTimeout(LLMError):
+    """The stage did not finish within its timeout (settings, per role)."""
+
+    default_message = "模型调用超时：本阶段在规定时间内没有完成。请检查网络，或在设置中调大该阶段的超时时间。"
