@@ -536,6 +536,13 @@ class NovelStore:
                 stmt = stmt.where(StagingRow.chapter == chapter)
             return list(s.exec(stmt))
 
+    def delete_staging(self, path: str) -> None:
+        """Drop one staged output (a summary made stale by a revision, …)."""
+        with self._write() as s:
+            row = s.get(StagingRow, path)
+            if row is not None:
+                s.delete(row)
+
     def clear_staging(self, chapter: int | None = None) -> None:
         """Drop staged outputs (of one chapter, or all)."""
         with self._write() as s:

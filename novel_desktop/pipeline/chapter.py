@@ -1,0 +1,483 @@
+"""One chapter through the seed pipeline (004 §6 Layer 2b, §6.5.6, §8.2; 001 §10.4).
+
+ChapterWriter (streamed) → Summarizer ∥ StyleRefiner → QualityJudge (twice on key chapters, the lower score
+counts) → gate → [polish | revise ≤2 | ask the author] → commit in one transaction.
+
+Every stage writes its output to staging and advances the checkpoint's ``pipeline_stage`` before the next
+starts, so killing the process at any point and running again resumes from the last finished stage using
+what staging holds. Nothing reaches the novel's chapters, summaries, state or evaluations until the commit.
+The store is synchronous; every call to it goes through a worker thread so the event loop stays free.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from novel_desktop.domain.common import iso_now
+from novel_desktop.domain.evaluation import Evaluation
+from novel_desktop.domain.gate import GateAction, GateDecision, decide
+from novel_desktop.domain.novel_ask import QuestionSpec
+from novel_desktop.domain.refine import apply_edits
+from novel_desktop.domain.text import count_chars
+from novel_desktop.pipeline.events import (
+    ChapterCommitted,
+    ChapterStarted,
+    GateDecided,
+    PipelineEvent,
+    PipelineWarning,
+    Stage,
+    StageFinished,
+    StageStarted,
+    TextDelta,
+    TextReset,
+    UsageUpdated,
+)
+from novel_desktop.pipeline.interaction import InteractionManager, resolve_gate
+from novel_desktop.pipeline.ports import AgentResult, CallRecord, ChapterAgents, ChapterBrief, WriteMode
+from novel_desktop.storage import layout
+from novel_desktop.storage.store import NovelStore
+
+T = TypeVar("T")
+
+# Staging keys of our own besides the seed's: the secondary judge's verdict and the gate's bookkeeping.
+SECONDARY_EVAL = "evaluations/chapter-{n}-eval-secondary.json"
+GATE_NOTES = "state/chapter-{n}-gate.json"
+
+LOW_SCORE_CHOICES = ("自动修订", "手动改", "接受")
+
+
+class PipelineError(Exception):
+    """A stage could not produce what the next one needs; the chapter stays staged and resumable."""
+
+
+@dataclass
+class ChapterOutcome:
+    """How a chapter ended this run."""
+
+    chapter: int
+    status: str  # "committed" | "awaiting_author"
+    chars: int = 0
+    scores: list[float] = field(default_factory=list)
+    revisions: int = 0
+    flagged: bool = False
+    cost_usd: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+    message: str = ""
+
+    def line(self) -> str:
+        """The seed's one-line report: ``第49章 3050字 4.1 ✅`` or ``第50章 2890字 3.2→修订→3.6 ✅``."""
+        score = "→修订→".join(f"{s:.1f}" for s in self.scores) if self.scores else "—"
+        if self.status != "committed":
+            return f"第{self.chapter}章 {self.chars}字 {score} ⏸ {self.message}"
+        mark = "⚠️ 已标记" if self.flagged else "✅"
+        return f"第{self.chapter}章 {self.chars}字 {score} {mark}"
+
+
+class ChapterPipeline:
+    """Runs chapters of one open (writable) novel."""
+
+    def __init__(
+        self,
+        store: NovelStore,
+        agents: ChapterAgents,
+        interaction: InteractionManager,
+        *,
+        emit: Callable[[PipelineEvent], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.agents = agents
+        self.interaction = interaction
+        self._emit = emit or (lambda _e: None)
+
+    # ------------------------------------------------------------------ helpers
+    async def _db(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        return await asyncio.to_thread(fn, *args, **kwargs)
+
+    def _notes_path(self, n: int) -> str:
+        return GATE_NOTES.format(n=layout.num(n))
+
+    def _secondary(self, n: int) -> str:
+        return SECONDARY_EVAL.format(n=layout.num(n))
+
+    async def _notes(self, n: int) -> dict[str, Any]:
+        raw = await self._db(self.store.staging, self._notes_path(n))
+        data: dict[str, Any] = json.loads(raw) if raw else {}
+        data.setdefault("revisions", 0)
+        data.setdefault("scores", [])
+        data.setdefault("stages", [])
+        data.setdefault("started_at", iso_now())
+        data.setdefault("polished", False)
+        data.setdefault("manual_asks", 0)
+        return data
+
+    async def _save_notes(self, n: int, notes: dict[str, Any]) -> None:
+        await self._db(
+            self.store.put_staging, self._notes_path(n), json.dumps(notes, ensure_ascii=False), chapter=n
+        )
+
+    async def _stage(self, n: int, stage: str, *, rewriting: bool = False) -> None:
+        state = "CHAPTER_REWRITE" if rewriting else "WRITING"
+        await self._db(
+            self.store.update_checkpoint, inflight_chapter=n, pipeline_stage=stage, orchestrator_state=state
+        )
+
+    def _record(
+        self, n: int, notes: dict[str, Any], stage: Stage, calls: list[CallRecord], started: float
+    ) -> None:
+        duration = int((time.monotonic() - started) * 1000)
+        for call in calls:
+            notes["stages"].append(
+                {
+                    "name": stage.value,
+                    "model": call.model,
+                    "input_tokens": call.input_tokens,
+                    "output_tokens": call.output_tokens,
+                    "cache_creation_input_tokens": call.cache_creation_input_tokens,
+                    "cache_read_input_tokens": call.cache_read_input_tokens,
+                    "duration_ms": call.duration_ms,
+                    "cost_usd": round(call.cost_usd, 6),
+                }
+            )
+        self._emit(
+            StageFinished(
+                n,
+                stage,
+                duration,
+                sum(c.input_tokens for c in calls),
+                sum(c.output_tokens for c in calls),
+                sum(c.cost_usd for c in calls),
+            )
+        )
+        self._emit(
+            UsageUpdated(
+                n,
+                sum(int(s["input_tokens"]) for s in notes["stages"]),
+                sum(int(s["output_tokens"]) for s in notes["stages"]),
+                sum(float(s["cost_usd"]) for s in notes["stages"]),
+            )
+        )
+
+    def _warn(self, n: int, outcome_warnings: list[str], result: AgentResult[Any]) -> None:
+        for w in result.warnings:
+            outcome_warnings.append(w)
+            self._emit(PipelineWarning(n, w))
+
+    # ------------------------------------------------------------------ entry point
+    async def next_chapter(self) -> int:
+        """The chapter a run would work on: the in-flight one, else the one after the last committed."""
+        cp = await self._db(self.store.checkpoint)
+        inflight = cp.get("inflight_chapter")
+        if inflight and cp.get("pipeline_stage") not in (None, "committed"):
+            return int(inflight)
+        return int(cp.get("last_completed_chapter") or 0) + 1
+
+    async def run_chapter(self) -> ChapterOutcome:
+        """Write (or resume) the next chapter until it is committed or needs the author."""
+        cp = await self._db(self.store.checkpoint)
+        n = await self.next_chapter()
+        resumed = cp.get("pipeline_stage") if cp.get("inflight_chapter") == n else None
+        self._emit(ChapterStarted(n, resumed))
+        brief = await self.agents.brief(n)
+        notes = await self._notes(n)
+        outcome = ChapterOutcome(n, "committed", revisions=int(notes["revisions"]))
+
+        text_path = layout.chapter_path(n)
+        text = await self._db(self.store.staging, text_path)
+        if text is None or resumed in (None, "drafting", "committed"):
+            await self._save_notes(n, notes)
+            text = await self._draft(brief, notes, WriteMode.DRAFT, None, [], outcome)
+
+        while True:
+            cp = await self._db(self.store.checkpoint)
+            stage = cp.get("pipeline_stage")
+            if stage == "drafted":
+                text = await self._summarize_and_refine(brief, notes, text, outcome)
+            cp = await self._db(self.store.checkpoint)
+            if cp.get("pipeline_stage") == "refined":
+                await self._judge(brief, notes, text, outcome)
+            evaluation, scores = await self._verdict(n, brief)
+            decision = decide(
+                min(scores),
+                blocking_violations=len(evaluation.blocking_violations()),
+                revisions=int(notes["revisions"]),
+            )
+            self._emit(
+                GateDecided(n, decision.action.value, min(scores), decision.reason, int(notes["revisions"]))
+            )
+            outcome.scores = list(notes["scores"])
+
+            action: GateAction | None = decision.action
+            if action is GateAction.ASK_USER:
+                action = await self._ask_low_score(n, notes, decision, evaluation)
+                if action is None:
+                    notes["manual_asks"] = int(notes["manual_asks"]) + 1
+                    await self._save_notes(n, notes)
+                    outcome.status = "awaiting_author"
+                    outcome.chars = count_chars(text)
+                    outcome.message = "已留在暂存区，等待作者手动修改后提交"
+                    outcome.cost_usd = sum(float(s["cost_usd"]) for s in notes["stages"])
+                    return outcome
+            if action is GateAction.POLISH and not notes["polished"]:
+                text = await self._polish(brief, notes, text, outcome)
+            if action in (GateAction.PASS, GateAction.POLISH, GateAction.FORCE_PASS):
+                flagged = decision.flagged or action is GateAction.FORCE_PASS
+                return await self._commit(brief, notes, text, decision, flagged, outcome)
+            # REVISE or REWRITE: a new text, then summarize, refine and judge it again.
+            notes["revisions"] = int(notes["revisions"]) + 1
+            notes["polished"] = False
+            await self._save_notes(n, notes)
+            fixes = [f"{fix.target}：{fix.instruction}" for fix in evaluation.required_fixes] + [
+                str(v) for v in evaluation.blocking_violations()
+            ]
+            mode = WriteMode.REWRITE if action is GateAction.REWRITE else WriteMode.REVISE
+            text = await self._draft(brief, notes, mode, text, fixes, outcome)
+            outcome.revisions = int(notes["revisions"])
+
+    # ------------------------------------------------------------------ stages
+    async def _draft(
+        self,
+        brief: ChapterBrief,
+        notes: dict[str, Any],
+        mode: WriteMode,
+        previous: str | None,
+        fixes: list[str],
+        outcome: ChapterOutcome,
+    ) -> str:
+        n = brief.chapter
+        stage = Stage.DRAFT if mode is WriteMode.DRAFT else Stage.REVISE
+        rewriting = mode is not WriteMode.DRAFT
+        await self._stage(n, "drafting", rewriting=rewriting)
+        self._emit(StageStarted(n, stage))
+        started = time.monotonic()
+        result = await self.agents.write(
+            brief,
+            mode=mode,
+            previous=previous,
+            fixes=fixes,
+            on_text=lambda t: self._emit(TextDelta(n, stage, t)),
+            on_reset=lambda: self._emit(TextReset(n, stage)),
+        )
+        self._warn(n, outcome.warnings, result)
+        if not result.value or not result.value.strip():
+            raise PipelineError(f"第 {n} 章写作阶段没有产出正文 (the writer returned no text)")
+        text = result.value
+        self._record(n, notes, stage, result.calls, started)
+        kind = "draft" if mode is WriteMode.DRAFT else "revision"
+        # A new text invalidates everything derived from the previous one.
+        stale = (layout.summary_path(n), layout.delta_path(n), layout.evaluation_path(n), self._secondary(n))
+        for path in stale:
+            await self._db(self.store.delete_staging, path)
+        if mode is WriteMode.DRAFT:
+            await self._db(self.store.put_staging, layout.draft_path(n), text, chapter=n, kind="draft")
+        await self._db(self.store.put_staging, layout.chapter_path(n), text, chapter=n, kind=kind)
+        await self._save_notes(n, notes)
+        await self._stage(n, "drafted", rewriting=rewriting)
+        return text
+
+    async def _summarize_and_refine(
+        self, brief: ChapterBrief, notes: dict[str, Any], text: str, outcome: ChapterOutcome
+    ) -> str:
+        """Summarizer and StyleRefiner run at once: the refiner never changes plot, so the summary of the
+        draft is the summary of the refined text."""
+        n = brief.chapter
+        self._emit(StageStarted(n, Stage.SUMMARIZE))
+        self._emit(StageStarted(n, Stage.REFINE))
+        started = time.monotonic()
+        summary_task = asyncio.ensure_future(self.agents.summarize(brief, text))
+        refine_task = asyncio.ensure_future(self.agents.refine(brief, text))
+        try:
+            summary, edits = await asyncio.gather(summary_task, refine_task)
+        except BaseException:
+            summary_task.cancel()
+            refine_task.cancel()
+            raise
+        self._warn(n, outcome.warnings, summary)
+        self._warn(n, outcome.warnings, edits)
+        self._record(n, notes, Stage.SUMMARIZE, summary.calls, started)
+        self._record(n, notes, Stage.REFINE, edits.calls, started)
+
+        if summary.value is not None:
+            out = summary.value
+            await self._db(self.store.put_staging, layout.summary_path(n), out.summary_markdown, chapter=n)
+            if out.patch is not None:
+                delta = json.dumps(out.patch, ensure_ascii=False)
+                await self._db(self.store.put_staging, layout.delta_path(n), delta, chapter=n)
+            memory_line = out.storyline_id or brief.storyline_id
+            if out.storyline_memory and memory_line:
+                path = layout.memory_path(memory_line)
+                await self._db(self.store.put_staging, path, out.storyline_memory, chapter=n)
+        else:
+            msg = f"第 {n} 章摘要未能生成，状态本章不更新（可稍后重建）"
+            outcome.warnings.append(msg)
+            self._emit(PipelineWarning(n, msg))
+
+        refined = text
+        if edits.value is not None and edits.value.edits:
+            result = apply_edits(text, edits.value.edits)
+            refined = result.text
+            notes["refine_log"] = [e.to_json_dict() for e in result.applied]
+            notes["refine_rejected"] = [{**r.edit.to_json_dict(), "why": r.reason} for r in result.rejected]
+        await self._db(self.store.put_staging, layout.chapter_path(n), refined, chapter=n, kind="refined")
+        await self._save_notes(n, notes)
+        await self._stage(n, "refined")
+        return refined
+
+    async def _judge(
+        self, brief: ChapterBrief, notes: dict[str, Any], text: str, outcome: ChapterOutcome
+    ) -> None:
+        n = brief.chapter
+        judges = [False, True] if brief.key_chapter else [False]
+        self._emit(StageStarted(n, Stage.JUDGE))
+        started = time.monotonic()
+        results = await asyncio.gather(*(self.agents.judge(brief, text, secondary=s) for s in judges))
+        for secondary, result in zip(judges, results, strict=True):
+            self._warn(n, outcome.warnings, result)
+            self._record(n, notes, Stage.JUDGE_SECONDARY if secondary else Stage.JUDGE, result.calls, started)
+            if result.value is None:
+                raise PipelineError(
+                    f"第 {n} 章评审结果无法解析，章节保留在暂存区，可重试 (judge output unusable)"
+                )
+            path = self._secondary(n) if secondary else layout.evaluation_path(n)
+            body = json.dumps(result.value.to_json_dict(), ensure_ascii=False, indent=2)
+            await self._db(self.store.put_staging, path, body, chapter=n)
+        _, scores = await self._verdict(n, brief)
+        notes["scores"].append(round(min(scores), 2))
+        await self._save_notes(n, notes)
+        await self._stage(n, "judged")
+
+    async def _verdict(self, n: int, brief: ChapterBrief) -> tuple[Evaluation, list[float]]:
+        raw = await self._db(self.store.staging, layout.evaluation_path(n))
+        if not raw:
+            raise PipelineError(f"第 {n} 章没有评审结果 (no staged evaluation)")
+        primary = Evaluation.model_validate_json(raw)
+        scores = [primary.overall if primary.overall is not None else primary.computed_overall()]
+        evaluation = primary
+        if brief.key_chapter:
+            raw2 = await self._db(self.store.staging, self._secondary(n))
+            if raw2:
+                secondary = Evaluation.model_validate_json(raw2)
+                s2 = secondary.overall if secondary.overall is not None else secondary.computed_overall()
+                scores.append(s2)
+                if s2 < scores[0]:
+                    evaluation = secondary
+        return evaluation, [float(s) for s in scores]
+
+    async def _polish(
+        self, brief: ChapterBrief, notes: dict[str, Any], text: str, outcome: ChapterOutcome
+    ) -> str:
+        n = brief.chapter
+        self._emit(StageStarted(n, Stage.POLISH))
+        started = time.monotonic()
+        edits = await self.agents.refine(brief, text)
+        self._warn(n, outcome.warnings, edits)
+        self._record(n, notes, Stage.POLISH, edits.calls, started)
+        if edits.value is not None and edits.value.edits:
+            text = apply_edits(text, edits.value.edits).text
+            await self._db(self.store.put_staging, layout.chapter_path(n), text, chapter=n, kind="refined")
+        notes["polished"] = True
+        await self._save_notes(n, notes)
+        return text
+
+    async def _ask_low_score(
+        self, n: int, notes: dict[str, Any], decision: GateDecision, evaluation: Evaluation
+    ) -> GateAction | None:
+        """Seed §6 用户审核点 "低分章节": 自动修订 / 手动改 / 接受, as a NOVEL_ASK question."""
+        issues = "；".join(evaluation.issues[:3]) if evaluation.issues else decision.reason
+        spec = QuestionSpec.model_validate(
+            {
+                "version": 1,
+                "topic": f"chapter {n} low score",
+                "questions": [
+                    {
+                        "id": "low_score_action",
+                        "header": f"第{n}章低分",
+                        "question": f"第 {n} 章评分偏低（{decision.reason}）。主要问题：{issues}。怎么处理？",
+                        "kind": "single_choice",
+                        "options": [
+                            {"label": "自动修订", "description": "推荐：按评审意见由更强的模型修订"},
+                            {"label": "手动改", "description": "章节留在暂存区，你改好后再提交"},
+                            {"label": "接受", "description": "按现状提交，并标记质量问题"},
+                        ],
+                        "default": "自动修订",
+                    }
+                ],
+            }
+        )
+        # One question per revision round and per return from a manual edit, so each is asked afresh.
+        rounds = f"r{notes['revisions']}-m{notes['manual_asks']}"
+        answer_path = f"staging/novel-ask/chapter-{layout.num(n)}-low-score-{rounds}.answers.json"
+        answer = await resolve_gate(
+            spec,
+            answer_path,
+            self.interaction,
+            load=self.store.answer,
+            save=self.store.put_answer,
+            context=issues,
+        )
+        choice = answer.answers.get("low_score_action")
+        if choice == "接受":
+            return GateAction.FORCE_PASS
+        if choice == "手动改":
+            return None
+        return GateAction.REWRITE if decision.action is GateAction.REWRITE else GateAction.REVISE
+
+    async def _commit(
+        self,
+        brief: ChapterBrief,
+        notes: dict[str, Any],
+        text: str,
+        decision: GateDecision,
+        flagged: bool,
+        outcome: ChapterOutcome,
+    ) -> ChapterOutcome:
+        n = brief.chapter
+        self._emit(StageStarted(n, Stage.COMMIT))
+        cost = sum(float(s["cost_usd"]) for s in notes["stages"])
+        log = {
+            "chapter": n,
+            "storyline_id": brief.storyline_id,
+            "started_at": notes["started_at"],
+            "stages": notes["stages"],
+            "gate_decision": "force_pass" if flagged else decision.action.value,
+            "revisions": int(notes["revisions"]),
+            "scores": notes["scores"],
+            "refine_edits": notes.get("refine_log", []),
+            "total_duration_ms": sum(int(s["duration_ms"]) for s in notes["stages"]),
+            "total_cost_usd": round(cost, 6),
+        }
+        await self._db(
+            self.store.put_staging, layout.log_path(n), json.dumps(log, ensure_ascii=False, indent=2)
+        )
+        result = await self._db(
+            self.store.commit_chapter, n, volume=brief.volume, storyline_id=brief.storyline_id
+        )
+        if result.ops_skipped:
+            msg = f"第 {n} 章的状态补丁未能应用：{result.ops_skipped}"
+            outcome.warnings.append(msg)
+            self._emit(PipelineWarning(n, msg))
+            if result.rebuild_recommended:
+                outcome.warnings.append("状态补丁已累计跳过 3 次，建议重建状态（novel rebuild）")
+        for dropped in result.dropped_ops:
+            outcome.warnings.append(f"第 {n} 章丢弃了一个状态 op：{dropped}")
+        await self._db(self.store.update_checkpoint, orchestrator_state="WRITING")
+        outcome.chars = count_chars(text)
+        outcome.revisions = int(notes["revisions"])
+        outcome.flagged = flagged
+        outcome.cost_usd = cost
+        self._emit(
+            ChapterCommitted(
+                n,
+                outcome.chars,
+                outcome.scores[-1] if outcome.scores else None,
+                tuple(outcome.scores),
+                outcome.revisions,
+                flagged,
+                cost,
+            )
+        )
+        return outcome

@@ -1,0 +1,96 @@
+"""What the chapter pipeline needs from the agents, as a protocol.
+
+The pipeline (stages, staging, gate, recovery) is written against this protocol; ``agents.chapter`` implements
+it over the LLM client and the prompt templates, and tests may implement it directly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Generic, Protocol, TypeVar
+
+from novel_desktop.domain.evaluation import Evaluation
+from novel_desktop.domain.refine import RefineEdits
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """One LLM call: what a pipeline log stage line (§9.2) records."""
+
+    role: str
+    model: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    duration_ms: int = 0
+    cost_usd: float = 0.0
+    attempts: int = 1
+
+
+@dataclass
+class AgentResult(Generic[T]):
+    """An agent's parsed output (None when it could not be parsed), the calls it took, and warnings."""
+
+    value: T | None
+    calls: list[CallRecord] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+class WriteMode(StrEnum):
+    DRAFT = "draft"
+    REVISE = "revise"  # targeted revision with the judge's required fixes (the stronger model)
+    REWRITE = "rewrite"  # a whole new chapter (score < 2.0)
+
+
+@dataclass(frozen=True)
+class ChapterBrief:
+    """What the pipeline knows about the chapter before writing it."""
+
+    chapter: int
+    volume: int
+    storyline_id: str | None = None
+    title: str = ""
+    #: Volume start or end, or a storyline convergence chapter: judged twice, the lower score counts.
+    key_chapter: bool = False
+    #: The outline text of this chapter, for display.
+    outline: str = ""
+
+
+@dataclass
+class SummaryOutput:
+    """The Summarizer's output for one chapter."""
+
+    summary_markdown: str
+    patch: dict[str, Any] | None = None
+    storyline_id: str | None = None
+    storyline_memory: str | None = None
+    cross_references: list[str] = field(default_factory=list)
+    leak_risk: str = "low"
+
+
+class ChapterAgents(Protocol):
+    """The agents of one chapter (seed 004 §6 Layer 2b)."""
+
+    async def brief(self, chapter: int) -> ChapterBrief: ...
+
+    async def write(
+        self,
+        brief: ChapterBrief,
+        *,
+        mode: WriteMode,
+        previous: str | None,
+        fixes: list[str],
+        on_text: Callable[[str], None],
+        on_reset: Callable[[], None],
+    ) -> AgentResult[str]: ...
+
+    async def summarize(self, brief: ChapterBrief, text: str) -> AgentResult[SummaryOutput]: ...
+
+    async def refine(self, brief: ChapterBrief, text: str) -> AgentResult[RefineEdits]: ...
+
+    async def judge(self, brief: ChapterBrief, text: str, *, secondary: bool) -> AgentResult[Evaluation]: ...
