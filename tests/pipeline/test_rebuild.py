@@ -1,0 +1,75 @@
+"""Rebuild after a manual edit: re-summarize, replay the later chapters, report disagreements."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from novel_desktop.pipeline.chapter import ChapterPipeline
+from novel_desktop.pipeline.interaction import InteractionManager, refuse_non_interactive
+from novel_desktop.pipeline.ports import AgentResult, ChapterBrief, SummaryOutput
+from novel_desktop.pipeline.rebuild import rebuild_from
+from novel_desktop.storage.store import NovelStore
+from tests.pipeline.scripted_agents import ScriptedAgents
+
+
+@dataclass
+class EditedSummarizer(ScriptedAgents):
+    """After the author's edit, chapter 2 sends 林风 to 洛阳 and gives him a sword."""
+
+    async def summarize(self, brief: ChapterBrief, text: str) -> AgentResult[SummaryOutput]:
+        self.calls.append("summarize")
+        if brief.chapter != 2:
+            return await super().summarize(brief, text)
+        patch = {
+            "chapter": 2,
+            "base_state_version": 1,
+            "ops": [
+                {"op": "set", "path": "characters.lin-feng.location", "value": "洛阳"},
+                {"op": "add", "path": "characters.lin-feng.inventory", "value": "青锋剑"},
+            ],
+        }
+        return AgentResult(
+            SummaryOutput("第2章（改）：林风去了洛阳，得了青锋剑。", patch, "main_arc", "林风在洛阳。")
+        )
+
+
+def _write_chapters(store: NovelStore, count: int) -> None:
+    for _ in range(count):
+        asyncio.run(
+            ChapterPipeline(store, ScriptedAgents(), InteractionManager(refuse_non_interactive)).run_chapter()
+        )
+
+
+def test_rebuild_replays_later_chapters_on_the_new_state(store: NovelStore) -> None:
+    _write_chapters(store, 3)
+    before = store.state_versions()
+    marked = store.save_manual_edit(2, store.chapter_text(2) + "\n\n　　他改道去了洛阳。")
+    assert marked == [2, 3]
+
+    report = asyncio.run(rebuild_from(store, EditedSummarizer(), 2))
+
+    assert report.base_version == 1
+    assert store.summary(2) == "第2章（改）：林风去了洛阳，得了青锋剑。"
+    state = store.current_state()
+    # Chapter 3's recorded op (location → 山门3) still applies on top of the rebuilt chapter 2.
+    assert state["characters"]["lin-feng"] == {"location": "山门3", "inventory": ["青锋剑"]}
+    assert report.state_version == state["state_version"] == before[-1] + 2
+    assert set(before) <= set(store.state_versions())  # the old states stay readable
+    # Chapter 3 moved 林风 too: it builds on the entity the edit changed, so it is reported.
+    assert 3 in report.disagreeing
+    assert "characters.lin-feng" in report.disagreeing[3][0]
+    assert {c.number: c.status for c in store.list_chapters()} == {
+        1: "committed",
+        2: "committed",
+        3: "needs_rebuild",
+    }
+
+
+def test_rebuilding_a_chapter_with_no_later_ones_agrees(store: NovelStore) -> None:
+    _write_chapters(store, 2)
+    store.save_manual_edit(2, "# 第2章\n\n　　改写后的正文。")
+    report = asyncio.run(rebuild_from(store, EditedSummarizer(), 2))
+    assert report.disagreeing == {}
+    assert store.status().needs_rebuild == []
+    assert store.current_state()["characters"]["lin-feng"]["location"] == "洛阳"
