@@ -610,49 +610,57 @@ def _tidy(body: str) -> str:
 def _drop_echoes(heads: list[_Heading]) -> tuple[list[_Heading], int, list[_Heading]]:
     """Remove headings that only echo a later one: a contents list, or a heading line written twice.
 
-    Returns the remaining headings (a directly repeated one marked ``absorbed``), how many were dropped as a
-    table of contents, and the headings that were repeated directly.
+    Returns the remaining headings (the second of a directly repeated pair marked ``absorbed``), how many were
+    dropped as a table of contents, and the headings that were repeated directly.
     """
-    later_with_body: dict[tuple[str, object], int] = {}
+    last_with_body: dict[tuple[str, object], int] = {}
+    last_any: dict[tuple[str, object], int] = {}
     for i, h in enumerate(heads):
+        last_any[h.key] = i
         if not h.body_empty:
-            later_with_body[h.key] = i  # the last index wins: "exists later" checks compare against it
-    kept: list[_Heading] = []
-    dropped = 0
-    repeated: list[_Heading] = []
-    i = 0
-    while i < len(heads):
-        h = heads[i]
-        twin_at = later_with_body.get(h.key)
-        if h.body_empty and twin_at is not None and twin_at > i:
-            nxt = heads[i + 1] if i + 1 < len(heads) else None
-            if nxt is not None and nxt.key == h.key:
-                # The same heading written twice in a row: one chapter, starting at the first line.
-                nxt.absorbed = True
-                merged = _Heading(
-                    h.kind, h.source_number, h.label, h.title, h.line, h.start, h.end, nxt.body_empty
-                )
-                kept.extend((merged, nxt))
-                repeated.append(merged)
-                i += 2
-                continue
-            dropped += 1
-            i += 1
+            last_with_body[h.key] = i
+    echoes: set[int] = set()
+    merged: dict[int, _Heading] = {}  # index of the first of a repeated pair -> the merged heading
+
+    def merge(i: int) -> None:
+        first, second = heads[i], heads[i + 1]
+        second.absorbed = True
+        merged[i] = _Heading(
+            first.kind,
+            first.source_number,
+            first.label,
+            first.title,
+            first.line,
+            first.start,
+            first.end,
+            second.body_empty,
+        )
+
+    def repeated_next(i: int) -> bool:
+        return i + 1 < len(heads) and heads[i + 1].key == heads[i].key and not heads[i].absorbed
+
+    for i, h in enumerate(heads):
+        if h.kind == "volume" or h.absorbed or not h.body_empty or last_with_body.get(h.key, -1) <= i:
             continue
-        kept.append(h)
-        i += 1
-    # Volume headings of a contents list: no chapter before the next volume heading, and repeated later.
-    final: list[_Heading] = []
-    for j, h in enumerate(kept):
-        if h.kind == "volume" and not h.absorbed:
-            following = kept[j + 1 :]
-            nxt_volume = next((k for k, f in enumerate(following) if f.kind == "volume"), len(following))
-            has_chapter = any(f.kind != "volume" for f in following[:nxt_volume])
-            if not has_chapter and any(f.key == h.key for f in following[nxt_volume + 1 :]):
-                dropped += 1
-                continue
-        final.append(h)
-    return final, dropped, repeated
+        if repeated_next(i):
+            merge(i)
+        else:
+            echoes.add(i)
+    # Volume headings have no body of their own, so a contents list shows in their neighbours: a volume
+    # heading that reappears later and stands next to a dropped chapter heading, or has no chapter before the
+    # next volume heading, is part of the list.
+    for i, h in enumerate(heads):
+        if h.kind != "volume" or h.absorbed or last_any.get(h.key, -1) <= i:
+            continue
+        if repeated_next(i):
+            merge(i)
+            continue
+        next_volume = next((j for j in range(i + 1, len(heads)) if heads[j].kind == "volume"), len(heads))
+        has_chapter = any(j not in echoes for j in range(i + 1, next_volume))
+        if (i - 1) in echoes or (i + 1) in echoes or not has_chapter:
+            echoes.add(i)
+    kept = [merged.get(i, h) for i, h in enumerate(heads) if i not in echoes]
+    return kept, len(echoes), list(merged.values())
 
 
 def _number_volumes(volumes: list[_Heading]) -> dict[int, int]:
@@ -727,7 +735,7 @@ def _check_numbering(
         seen.add(n)
         prev = h
     for h in repeated:
-        if h.source_number is not None:
+        if h.source_number is not None and h.kind != "volume":
             duplicates.add(h.source_number)
         result.warnings.append(
             f"标题「{h.display}」重复出现，已合并为一章 (a repeated heading is one chapter)"
