@@ -331,3 +331,20 @@ def test_exported_file_is_readable_by_others_like_any_new_file(
     reference = tmp_path / "reference"
     reference.write_text("x")
     assert os.stat(out).st_mode & 0o777 == os.stat(reference).st_mode & 0o777
+
+
+@pytest.mark.parametrize("fmt", ["epub", "docx"])
+def test_control_characters_in_a_chapter_do_not_break_the_export(
+    store: NovelStore, tmp_path: Path, fmt: str
+) -> None:
+    # Text pasted from other programs can carry invisible control characters that XML cannot hold.
+    _add(store, 1, "# 第1章 乱码\n\n他\x07来了\x00。\n")
+    out = tmp_path / f"书.{fmt}"
+    export_book(store, out, fmt)
+    with zipfile.ZipFile(out) as z:
+        xml = "".join(
+            z.read(n).decode("utf-8")
+            for n in z.namelist()
+            if n.endswith(("chapter-001.xhtml", "document.xml"))
+        )
+    assert "他来了。" in xml
