@@ -1,0 +1,1 @@
+"""Test doubles: a fake Anthropic Messages API server."""

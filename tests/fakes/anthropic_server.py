@@ -1,0 +1,495 @@
+"""A fake Anthropic Messages API server on 127.0.0.1 for tests and benchmarks.
+
+The real anthropic SDK talks to it over HTTP. It answers ``POST /v1/messages`` as JSON or as an SSE stream
+with the real event sequence, reports usage with the cache fields (simulating prompt caching of prefixes
+that end at a ``cache_control`` breakpoint), scripts replies per agent role (the ``x-novel-agent`` header)
+and injects faults: HTTP errors (429 with retry-after, 500, 529), an ``error`` event in the middle of a
+stream, a dropped connection, malformed JSON, truncation at max_tokens, an empty reply, a slow stream.
+
+Example::
+
+    with FakeAnthropicServer() as server:
+        server.script("summarizer", Reply.http_error(529), Reply('{"ok": true}'))
+        server.set_default("chapter_writer", Reply("第一章……", chunk_size=4, delay=0.01))
+        client = LLMClient(settings, api_key="sk-test", base_url=server.base_url)
+        ...
+        assert server.requests_for("summarizer")[1].body["model"] == "claude-sonnet-4-6"
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import select
+import socket
+import threading
+import uuid
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+ANY_ROLE = "*"
+
+
+def estimate_tokens(text: str) -> int:
+    """A deterministic token estimate (about 1.5 characters a token, as for Chinese text)."""
+    return math.ceil(len(text) / 1.5) if text else 0
+
+
+@dataclass
+class Reply:
+    """One scripted answer: text plus delivery options, or a fault."""
+
+    text: str = "好的。"
+    #: Characters per text_delta event.
+    chunk_size: int = 8
+    #: Seconds to wait before each delta (a slow stream).
+    delay: float = 0.0
+    #: Output tokens per second for streaming (overrides ``delay``; for benchmarks).
+    token_rate: float | None = None
+    stop_reason: str = "end_turn"
+    #: Overrides of the usage fields the server computes.
+    usage: dict[str, int] = field(default_factory=dict)
+    #: A model id to report instead of the requested one.
+    model: str | None = None
+    # --- faults ---
+    #: Answer with this HTTP status and an error body instead of a message.
+    http_status: int | None = None
+    error_type: str | None = None
+    error_message: str | None = None
+    retry_after: float | None = None
+    #: Send ``error_after_chunks`` deltas, then an ``event: error`` of this type (after HTTP 200).
+    mid_stream_error: str | None = None
+    error_after_chunks: int = 2
+    #: Send this many deltas, then close the socket without finishing the chunked body.
+    disconnect_after_chunks: int | None = None
+    #: No content block at all.
+    empty: bool = False
+
+    # Named faults, so a test reads as what it simulates.
+    @classmethod
+    def http_error(
+        cls, status: int, *, retry_after: float | None = None, message: str | None = None
+    ) -> Reply:
+        """An HTTP error with the type the real API uses for the status."""
+        types = {
+            400: "invalid_request_error",
+            401: "authentication_error",
+            402: "billing_error",
+            403: "permission_error",
+            404: "not_found_error",
+            413: "request_too_large",
+            429: "rate_limit_error",
+            500: "api_error",
+            529: "overloaded_error",
+        }
+        if status == 429 and retry_after is None:
+            retry_after = 1
+        return cls(
+            http_status=status,
+            error_type=types.get(status, "api_error"),
+            error_message=message,
+            retry_after=retry_after,
+        )
+
+    @classmethod
+    def overloaded(cls) -> Reply:
+        return cls.http_error(529)
+
+    @classmethod
+    def mid_stream_overloaded(
+        cls, text: str = "这是一段会被中断的文字，不应留下。", after_chunks: int = 2
+    ) -> Reply:
+        return cls(text, chunk_size=4, mid_stream_error="overloaded_error", error_after_chunks=after_chunks)
+
+    @classmethod
+    def disconnect(cls, text: str = "说到一半连接就断了，这段文字作废。", after_chunks: int = 2) -> Reply:
+        return cls(text, chunk_size=4, disconnect_after_chunks=after_chunks)
+
+    @classmethod
+    def malformed_json(cls) -> Reply:
+        return cls('好的，结果如下：\n```json\n{"chapter": 3, "summary": "主角入城", \n```')
+
+    @classmethod
+    def truncated(cls, text: str) -> Reply:
+        return cls(text, stop_reason="max_tokens")
+
+    @classmethod
+    def empty_reply(cls) -> Reply:
+        return cls("", empty=True)
+
+    @classmethod
+    def slow(cls, text: str = "慢" * 200, delay: float = 0.05, chunk_size: int = 2) -> Reply:
+        return cls(text, chunk_size=chunk_size, delay=delay)
+
+
+@dataclass
+class RecordedRequest:
+    """A request the server received."""
+
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+    @property
+    def role(self) -> str | None:
+        return self.headers.get("x-novel-agent")
+
+    @property
+    def system_blocks(self) -> list[dict[str, Any]]:
+        system = self.body.get("system")
+        if isinstance(system, str):
+            return [{"type": "text", "text": system}]
+        return list(system or [])
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    block_on_close = False
+
+    def __init__(self, owner: FakeAnthropicServer) -> None:
+        self.owner = owner
+        super().__init__(("127.0.0.1", 0), _Handler)
+
+
+class _ClientGone(Exception):
+    pass
+
+
+class FakeAnthropicServer:
+    """The fake Messages API; see the module docstring. Thread-safe scripting and inspection."""
+
+    def __init__(self, *, api_key: str | None = None, default_reply: Reply | None = None) -> None:
+        #: When set, any other key gets a 401; when None any non-empty key is accepted.
+        self.api_key = api_key
+        self.default_reply = default_reply or Reply()
+        self.requests: list[RecordedRequest] = []
+        #: Roles whose stream the client closed before the end.
+        self.disconnects: list[str | None] = []
+        self.client_disconnected = threading.Event()
+        self._lock = threading.Lock()
+        self._queues: dict[str, deque[Reply]] = defaultdict(deque)
+        self._defaults: dict[str, Reply] = {}
+        self._cache: set[tuple[str, str]] = set()
+        self._stopping = threading.Event()
+        self._httpd: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # --- lifecycle ---
+    def start(self) -> FakeAnthropicServer:
+        self._httpd = _Server(self)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="fake-anthropic",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> FakeAnthropicServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        assert self._httpd is not None, "start() the server first"
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    # --- scripting ---
+    def script(self, role: str, *replies: Reply | str) -> None:
+        """Queue replies for a role (``ANY_ROLE`` for any); each request takes the next one."""
+        with self._lock:
+            for r in replies:
+                self._queues[str(role)].append(Reply(r) if isinstance(r, str) else r)
+
+    def set_default(self, role: str, reply: Reply | str) -> None:
+        """The reply a role gets when its queue is empty."""
+        with self._lock:
+            self._defaults[str(role)] = Reply(reply) if isinstance(reply, str) else reply
+
+    def pending(self, role: str) -> int:
+        with self._lock:
+            return len(self._queues[str(role)])
+
+    def requests_for(self, role: str) -> list[RecordedRequest]:
+        with self._lock:
+            return [r for r in self.requests if r.role == str(role)]
+
+    def clear_cache(self) -> None:
+        """Forget the cached prefixes (as if the 5-minute TTL had passed)."""
+        with self._lock:
+            self._cache.clear()
+
+    def _next_reply(self, role: str | None) -> Reply:
+        with self._lock:
+            for key in (role or "", ANY_ROLE):
+                if self._queues[key]:
+                    return self._queues[key].popleft()
+            return self._defaults.get(role or "", self._defaults.get(ANY_ROLE, self.default_reply))
+
+    # --- usage with simulated prompt caching ---
+    def _prompt_usage(self, body: dict[str, Any]) -> dict[str, int]:
+        segments: list[tuple[str, bool]] = []
+        system = body.get("system")
+        if isinstance(system, str):
+            segments.append((system, False))
+        else:
+            for block in system or []:
+                segments.append((str(block.get("text", "")), "cache_control" in block))
+        for message in body.get("messages", []):
+            content = message.get("content")
+            if isinstance(content, str):
+                segments.append((content, False))
+            else:
+                for block in content or []:
+                    segments.append((str(block.get("text", "")), "cache_control" in block))
+        total = sum(estimate_tokens(t) for t, _ in segments)
+        model = str(body.get("model", ""))
+        breakpoints = [i for i, (_, bp) in enumerate(segments) if bp]
+        read = creation = 0
+        if breakpoints:
+            prefixes = ["".join(t for t, _ in segments[: i + 1]) for i in breakpoints]
+            with self._lock:
+                hit = next((p for p in reversed(prefixes) if (model, p) in self._cache), "")
+                for p in prefixes:
+                    self._cache.add((model, p))
+            read = estimate_tokens(hit)
+            creation = max(0, estimate_tokens(prefixes[-1]) - read)
+        return {
+            "input_tokens": max(0, total - read - creation),
+            "cache_creation_input_tokens": creation,
+            "cache_read_input_tokens": read,
+        }
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def setup(self) -> None:
+        super().setup()
+        # Without TCP_NODELAY small SSE events are held back and arrive in one lump.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # keep test output clean
+
+    @property
+    def owner(self) -> FakeAnthropicServer:
+        return self.server.owner
+
+    # --- HTTP plumbing ---
+    def _send_json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload, ensure_ascii=False).encode()
+        self.send_response(status)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.send_header("request-id", f"req_{uuid.uuid4().hex[:16]}")
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+
+    def _send_error(
+        self, status: int, etype: str, message: str, headers: dict[str, str] | None = None
+    ) -> None:
+        self._send_json(status, {"type": "error", "error": {"type": etype, "message": message}}, headers)
+
+    def _peer_closed(self) -> bool:
+        readable, _, _ = select.select([self.connection], [], [], 0)
+        if not readable:
+            return False
+        try:
+            return self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
+
+    def _chunk(self, data: bytes) -> None:
+        if self._peer_closed():
+            raise _ClientGone
+        try:
+            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            self.wfile.flush()
+        except OSError as exc:
+            raise _ClientGone from exc
+
+    def _event(self, name: str, payload: dict[str, Any]) -> None:
+        self._chunk(f"event: {name}\ndata: {json.dumps(payload, ensure_ascii=False)}\n\n".encode())
+
+    # --- the endpoint ---
+    def do_POST(self) -> None:
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw or b"{}")
+        except json.JSONDecodeError:
+            self._send_error(400, "invalid_request_error", "request body is not JSON")
+            return
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        path = self.path.split("?", 1)[0]
+        record = RecordedRequest(path, headers, body)
+        with self.owner._lock:
+            self.owner.requests.append(record)
+        if path != "/v1/messages":
+            self._send_error(404, "not_found_error", f"no route {path}")
+            return
+
+        key = headers.get("x-api-key")
+        auth = headers.get("authorization", "")
+        if not key and auth.lower().startswith("bearer "):
+            key = auth[7:].strip()
+        if not key:
+            self._send_error(401, "authentication_error", "x-api-key header is required")
+            return
+        if self.owner.api_key is not None and key != self.owner.api_key:
+            self._send_error(401, "authentication_error", "invalid x-api-key")
+            return
+        for name in ("model", "max_tokens", "messages"):
+            if name not in body:
+                self._send_error(400, "invalid_request_error", f"{name}: Field required")
+                return
+
+        reply = self.owner._next_reply(record.role)
+        if reply.http_status is not None:
+            extra = {"retry-after": f"{reply.retry_after:g}"} if reply.retry_after is not None else {}
+            self._send_error(
+                reply.http_status,
+                reply.error_type or "api_error",
+                reply.error_message or f"scripted {reply.http_status}",
+                extra,
+            )
+            return
+
+        usage = self.owner._prompt_usage(body)
+        usage["output_tokens"] = 0 if reply.empty else estimate_tokens(reply.text)
+        usage.update(reply.usage)
+        model = reply.model or str(body["model"])
+        if body.get("stream"):
+            try:
+                self._stream(reply, model, usage)
+            except _ClientGone:
+                self.close_connection = True
+                with self.owner._lock:
+                    self.owner.disconnects.append(record.role)
+                self.owner.client_disconnected.set()
+        else:
+            self._json_message(reply, model, usage)
+
+    def _json_message(self, reply: Reply, model: str, usage: dict[str, int]) -> None:
+        if reply.mid_stream_error:
+            self._send_error(529, reply.mid_stream_error, "Overloaded")
+            return
+        if reply.disconnect_after_chunks is not None:
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        content = [] if reply.empty else [{"type": "text", "text": reply.text}]
+        self._send_json(
+            200,
+            {
+                "id": f"msg_{uuid.uuid4().hex[:24]}",
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": content,
+                "stop_reason": reply.stop_reason,
+                "stop_sequence": None,
+                "usage": usage,
+            },
+        )
+
+    def _pause(self, seconds: float) -> None:
+        if seconds > 0 and self.owner._stopping.wait(seconds):
+            raise _ClientGone
+
+    def _stream(self, reply: Reply, model: str, usage: dict[str, int]) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream; charset=utf-8")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("transfer-encoding", "chunked")
+        self.send_header("request-id", f"req_{uuid.uuid4().hex[:16]}")
+        self.end_headers()
+        start_usage = {k: v for k, v in usage.items() if k != "output_tokens"}
+        start_usage["output_tokens"] = 1
+        self._event(
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": f"msg_{uuid.uuid4().hex[:24]}",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model,
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": start_usage,
+                },
+            },
+        )
+        if not reply.empty:
+            self._event(
+                "content_block_start",
+                {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+            )
+            self._event("ping", {"type": "ping"})
+            size = max(1, reply.chunk_size)
+            chunks = [reply.text[i : i + size] for i in range(0, len(reply.text), size)]
+            for n, piece in enumerate([*chunks, None]):
+                if reply.mid_stream_error and n == min(reply.error_after_chunks, len(chunks)):
+                    etype = reply.mid_stream_error
+                    message = reply.error_message or ("Overloaded" if etype == "overloaded_error" else etype)
+                    self._event("error", {"type": "error", "error": {"type": etype, "message": message}})
+                    self._chunk(b"")
+                    return
+                if reply.disconnect_after_chunks is not None and n == min(
+                    reply.disconnect_after_chunks, len(chunks)
+                ):
+                    # Mid-body: the chunked encoding is left unfinished, as when a proxy drops the line.
+                    self.close_connection = True
+                    self.wfile.flush()
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                    return
+                if piece is None:
+                    break
+                if reply.token_rate:
+                    self._pause(estimate_tokens(piece) / reply.token_rate)
+                else:
+                    self._pause(reply.delay)
+                self._event(
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": 0,
+                        "delta": {"type": "text_delta", "text": piece},
+                    },
+                )
+            self._event("content_block_stop", {"type": "content_block_stop", "index": 0})
+        self._event(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": reply.stop_reason, "stop_sequence": None},
+                "usage": {"output_tokens": usage["output_tokens"]},
+            },
+        )
+        self._event("message_stop", {"type": "message_stop"})
+        self._chunk(b"")  # the terminating zero-length chunk
+
+
+__all__ = ["ANY_ROLE", "FakeAnthropicServer", "RecordedRequest", "Reply", "estimate_tokens"]
