@@ -430,11 +430,12 @@ def render_docx(book: Book) -> bytes:
     # is quadratic (minutes for a 300万字 novel). Paragraphs are instead inserted before the sectPr found
     # once, body paragraphs as copies of one fully formatted template.
     body = document.element.body
-    sect_pr = body[-1]
+    sect_pr = body.find(qn("w:sectPr"))  # the default template always ends the body with one
+    insert: Callable[[Any], None] = sect_pr.addprevious if sect_pr is not None else body.append
 
     def add(style: str, text: str, *, page_break: bool = False) -> None:
         paragraph = docx.text.paragraph.Paragraph(OxmlElement("w:p"), document._body)
-        sect_pr.addprevious(paragraph._p)
+        insert(paragraph._p)
         paragraph.style = document.styles[style]
         paragraph.paragraph_format.page_break_before = page_break or None
         _set_east_asian_font(paragraph.add_run(text)._r, DOCX_HEADING_FONT)
@@ -457,7 +458,7 @@ def render_docx(book: Book) -> bytes:
             for text in chapter.paragraphs:
                 p = copy.deepcopy(template_p)
                 p.find(text_path).text = text
-                sect_pr.addprevious(p)
+                insert(p)
     buffer = io.BytesIO()
     document.save(buffer)
     return buffer.getvalue()
