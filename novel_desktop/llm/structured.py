@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 M = TypeVar("M", bound=BaseModel)
 
 _FENCE = re.compile(r"```[ \t]*(?:json|JSON|json5)?[ \t]*\r?\n(.*?)```", re.DOTALL)
+_JSON_START = re.compile(r"[\[{]")
 #: How much of a validation error the repair message quotes; a long error list only burns tokens.
 _MAX_ERROR_CHARS = 1500
 
@@ -45,23 +46,25 @@ def _candidates(text: str) -> list[str]:
     return found
 
 
-def _decode_first(text: str) -> Any:
-    """The first JSON object or array in ``text`` that decodes, ignoring the text around it."""
+def _json_values(text: str) -> tuple[list[Any], json.JSONDecodeError | None]:
+    """Every top-level JSON object or array in ``text``, ignoring the prose around them, and the first
+    decode error met (for the repair message when nothing decodes)."""
     decoder = json.JSONDecoder()
-    last_error: json.JSONDecodeError | None = None
-    for match in re.finditer(r"[\[{]", text):
+    values: list[Any] = []
+    error: json.JSONDecodeError | None = None
+    pos = 0
+    while True:
+        match = _JSON_START.search(text, pos)
+        if match is None:
+            return values, error
         try:
-            value, _end = decoder.raw_decode(text, match.start())
+            value, end = decoder.raw_decode(text, match.start())
         except json.JSONDecodeError as exc:
-            last_error = exc
+            error = error or exc
+            pos = match.start() + 1
             continue
-        if isinstance(value, dict | list):
-            return value
-    if last_error is None:
-        raise StructuredOutputError("回复中没有找到 JSON（缺少 { 或 [）。")
-    raise StructuredOutputError(
-        f"JSON 格式错误：{last_error.msg}（第 {last_error.lineno} 行第 {last_error.colno} 列）。"
-    )
+        values.append(value)
+        pos = end  # skip what it contains: an inner object is not an answer of its own
 
 
 def _describe(exc: ValidationError) -> str:
@@ -81,18 +84,23 @@ def parse_json_output(text: str, model: type[M]) -> M:
     Tolerates prose before and after the JSON and ```json fences. When several JSON values are present,
     the first that validates wins, so an example echoed before the answer does not hide it.
     """
-    first_error: StructuredOutputError | None = None
+    invalid: StructuredOutputError | None = None
+    syntax: json.JSONDecodeError | None = None
     for chunk in _candidates(text):
-        try:
-            value = _decode_first(chunk)
-        except StructuredOutputError as exc:
-            first_error = first_error or exc
-            continue
-        try:
-            return model.model_validate(value)
-        except ValidationError as exc:
-            first_error = first_error or StructuredOutputError(_describe(exc))
-    raise first_error or StructuredOutputError("回复中没有找到 JSON。")
+        values, error = _json_values(chunk)
+        syntax = syntax or error
+        for value in values:
+            try:
+                return model.model_validate(value)
+            except ValidationError as exc:
+                invalid = invalid or StructuredOutputError(_describe(exc))
+    if invalid is not None:
+        raise invalid
+    if syntax is not None:
+        raise StructuredOutputError(
+            f"JSON 格式错误：{syntax.msg}（第 {syntax.lineno} 行第 {syntax.colno} 列）。"
+        )
+    raise StructuredOutputError("回复中没有找到 JSON（缺少 { 或 [）。")
 
 
 @dataclass
