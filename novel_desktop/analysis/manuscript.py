@@ -36,7 +36,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Literal
 
-from novel_desktop.domain.text import count_chars
+from novel_desktop.domain.text import count_chars, is_fullwidth_punct, is_han
 
 ChapterKind = Literal["chapter", "prologue", "epilogue", "extra"]
 
@@ -153,6 +153,10 @@ def decode_bytes(data: bytes) -> tuple[str, str]:
                     f"(BOM says {name} but decoding failed): {exc}"
                 ) from None
             break
+    if text is None and b"\x00" in data:
+        # No 8-bit Chinese encoding (nor UTF-8 text) has NUL bytes; UTF-16 without a BOM has them in every
+        # ASCII character, line ends included.
+        text, encoding = _decode_utf16_without_bom(data)
     if text is None:
         try:
             text, encoding = data.decode("utf-8"), "utf-8"
@@ -162,17 +166,30 @@ def decode_bytes(data: bytes) -> tuple[str, str]:
     return text.replace("\r\n", "\n").replace("\r", "\n"), encoding
 
 
-def _decode_legacy(data: bytes) -> tuple[str, str]:
-    # UTF-16 without a BOM: Chinese and ASCII text in UTF-16 has NUL bytes, which no 8-bit encoding has.
-    if data.count(0) > len(data) // 8:
-        even, odd = data[0::2].count(0), data[1::2].count(0)
-        codec = "utf-16-le" if odd >= even else "utf-16-be"
+def _plausible(text: str) -> float:
+    """The share of characters a manuscript is made of (Han, CJK punctuation, printable ASCII, whitespace)."""
+    if not text:
+        return 0.0
+    good = sum(1 for c in text if is_han(c) or is_fullwidth_punct(c) or c.isprintable() or c in "\n\t\u3000")
+    return good / len(text)
+
+
+def _decode_utf16_without_bom(data: bytes) -> tuple[str, str]:
+    best: tuple[float, str, str] | None = None
+    for codec in ("utf-16-le", "utf-16-be"):
         try:
-            return data.decode(codec), codec
+            text = data.decode(codec)
         except UnicodeDecodeError:
-            raise ManuscriptError(
-                "文件含有二进制内容，不是文本 (the file contains binary data, not text)"
-            ) from None
+            continue
+        score = _plausible(text) - text.count("\x00") / max(len(text), 1)
+        if best is None or score > best[0]:
+            best = (score, text, codec)
+    if best is None or best[0] < 0.95:
+        raise ManuscriptError("文件含有二进制内容，不是文本 (the file contains binary data, not text)")
+    return best[1], best[2]
+
+
+def _decode_legacy(data: bytes) -> tuple[str, str]:
     from charset_normalizer import from_bytes
 
     # Only the encodings Chinese manuscripts come in: a free guess picks Latin code pages for short texts.
@@ -223,9 +240,11 @@ def read_manuscript(path: str | Path) -> Manuscript:
 def _read_docx(path: Path) -> str:
     import docx
 
+    if not zipfile.is_zipfile(path):
+        raise ManuscriptError("不是有效的 Word 文档 (not a valid .docx file)")
     try:
         document = docx.Document(str(path))
-    except (zipfile.BadZipFile, KeyError, ValueError) as exc:
+    except Exception as exc:  # python-docx raises many types (zip, XML, missing parts) for a broken file
         raise ManuscriptError(f"不是有效的 Word 文档 (not a valid .docx file): {exc}") from None
     return "\n".join(str(paragraph.text) for paragraph in document.paragraphs)
 
@@ -262,16 +281,19 @@ class _HtmlText(HTMLParser):
             self.parts.append(re.sub(r"[\r\n\t]+", "", data))
 
     def text(self) -> str:
-        return re.sub(r"\n{3,}", "\n\n", "".join(self.parts)).strip("\n")
+        # Block elements open and close with a line break: one paragraph is one line, as in a .txt manuscript.
+        return re.sub(r"\n[ \t]*(?:\n[ \t]*)+", "\n", "".join(self.parts)).strip("\n")
 
 
 def _read_epub(path: Path) -> str:
     import ebooklib
     from ebooklib import epub
 
+    if not zipfile.is_zipfile(path):
+        raise ManuscriptError("不是有效的 EPUB 电子书 (not a valid .epub file)")
     try:
         book = epub.read_epub(str(path), options={"ignore_ncx": True})
-    except (zipfile.BadZipFile, KeyError, ValueError, AttributeError, epub.EpubException) as exc:
+    except Exception as exc:  # ebooklib raises many types (zip, XML, missing parts) for a broken file
         raise ManuscriptError(f"不是有效的 EPUB 电子书 (not a valid .epub file): {exc}") from None
     texts: list[str] = []
     for entry in book.spine:
@@ -289,16 +311,16 @@ def _read_epub(path: Path) -> str:
 
 # ====================================================================== numerals
 _DIGITS = {
-    **dict.fromkeys("零〇○Ｏ0", 0),
-    **dict.fromkeys("一壹1", 1),
-    **dict.fromkeys("二贰貳两兩2", 2),
-    **dict.fromkeys("三叁參3", 3),
-    **dict.fromkeys("四肆4", 4),
-    **dict.fromkeys("五伍5", 5),
-    **dict.fromkeys("六陆陸6", 6),
-    **dict.fromkeys("七柒7", 7),
-    **dict.fromkeys("八捌8", 8),
-    **dict.fromkeys("九玖9", 9),
+    **dict.fromkeys("零〇○Ｏ", 0),
+    **dict.fromkeys("一壹", 1),
+    **dict.fromkeys("二贰貳两兩", 2),
+    **dict.fromkeys("三叁參", 3),
+    **dict.fromkeys("四肆", 4),
+    **dict.fromkeys("五伍", 5),
+    **dict.fromkeys("六陆陸", 6),
+    **dict.fromkeys("七柒", 7),
+    **dict.fromkeys("八捌", 8),
+    **dict.fromkeys("九玖", 9),
 }
 _UNITS = {"十": 10, "拾": 10, "百": 100, "佰": 100, "千": 1000, "仟": 1000}
 _TENS = {"廿": 20, "念": 20, "卅": 30, "卌": 40}
