@@ -283,12 +283,15 @@ def _outline_section(number: int) -> str:
 def realistic_context(name: str) -> dict[str, str]:
     """A context for ``name`` as the assembler would build it for chapter 3 of the fixture novel."""
     state = _compact(_load("state/current-state.json"))
+    previous = _load("volumes/vol-01/chapter-contracts/chapter-002.json")
     contract3 = {
         "chapter": 3,
         "storyline_id": "main_arc",
-        "preconditions": _load("volumes/vol-01/chapter-contracts/chapter-002.json")["postconditions"][
-            "state_changes"
-        ],
+        "preconditions": {
+            # The previous chapter's postconditions, as PlotArchitect derives them.
+            "character_states": previous["postconditions"]["state_changes"],
+            "required_world_rules": ["W-001", "W-003"],
+        },
         "objectives": [
             {"id": "OBJ-003-1", "type": "plot", "required": True, "description": "林枫凭残玉获准参加考核"},
             {
@@ -301,6 +304,7 @@ def realistic_context(name: str) -> dict[str, str]:
         ],
         "acceptance_criteria": ["OBJ-003-1 在正文中明确体现", "不违反 W-001, W-003", "不违反 C-LINFENG-001"],
     }
+    ChapterContract.model_validate(contract3)
     storyline_ctx = _compact(
         {
             "last_chapter_on_this_line": 2,
@@ -794,9 +798,7 @@ def test_reviser_injects_the_required_fixes_and_keeps_the_rest() -> None:
     context = realistic_context("reviser")
     assert "违反以下规则的内容将被自动拒绝" in system
     assert "只使用当前线的角色、地点和事件" in system
-    assert (
-        "未被修订指令或违规点名的段落保持原样" in system or "没有被修订指令或违规点名的段落保持原样" in system
-    )
+    assert "没有被修订指令或违规点名的段落保持原样" in system
     # The fixes come after the draft: the last thing the model reads is what to change.
     assert user.index(context["chapter_draft"].strip()) < user.index(context["required_fixes"])
 
