@@ -455,3 +455,26 @@ def test_importing_the_llm_package_does_not_import_the_sdk() -> None:
     code = "import sys, novel_desktop.llm; print('anthropic' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_stalled_stream_counts_as_dropped_and_is_retried(
+    server: FakeAnthropicServer, settings: LLMSettings
+) -> None:
+    # No byte for longer than read_timeout_s: the connection is given up and the call made again.
+    settings.read_timeout_s = 0.3
+    server.script("summarizer", Reply.slow("卡住了卡住了", delay=3.0), Reply("恢复了。"))
+    restarts: list[int] = []
+
+    response = run(call(AgentRole.summarizer, on_restart=lambda: restarts.append(1)), settings, server)
+
+    assert response.text == "恢复了。"
+    assert response.attempts == 2
+    assert restarts == []  # nothing had reached the view, so there is nothing to clear
+
+
+def test_token_rate_stream_delivers_everything(server: FakeAnthropicServer, settings: LLMSettings) -> None:
+    text = "快" * 300
+    server.script("chapter_writer", Reply(text, chunk_size=6, token_rate=5000))
+    pieces: list[str] = []
+    assert run(call(on_text=pieces.append), settings, server).text == text
+    assert len(pieces) == 50
