@@ -367,14 +367,17 @@ class LLMClient:
             raise self._classify(exc) from None
         except (anthropic.APIConnectionError, httpx2.TransportError) as exc:
             state.spent = state.spent + partial
-            raise _Retryable(LLMConnectionError(provider_message=self._redact(type(exc).__name__))) from None
+            # The cause is not the provider's words, so it goes to the log, not into the message.
+            log.info("LLM connection problem: role=%s %s", role.value, type(exc).__name__)
+            raise _Retryable(LLMConnectionError()) from None
 
         usage = Usage.from_api(message.usage)
         text = "".join(block.text for block in message.content if block.type == "text")
         if not saw_stop and message.stop_reason is None:
             # The body ended cleanly but without message_stop: a proxy cut the stream.
             state.spent = state.spent + usage
-            raise _Retryable(LLMConnectionError(provider_message="stream ended early"))
+            log.info("LLM stream ended without message_stop: role=%s", role.value)
+            raise _Retryable(LLMConnectionError())
         if not text.strip() and message.stop_reason != "max_tokens":
             state.spent = state.spent + usage
             raise _Retryable(LLMEmptyResponse(status_code=200))
