@@ -404,6 +404,7 @@ _PROSE_AFTER = set(
 )
 _SENTENCE_PUNCT = set('，,。；;！!？?…“”"「」『』：')
 _MAX_TITLE = 40
+_END_MARKS = frozenset({"完", "（完）", "(完)", "完结", "完結", "终", "終", "结束", "結束"})
 
 
 @dataclass
@@ -442,6 +443,8 @@ def _clean_title(rest: str, bracketed: bool) -> str | None:
     title = "".join(tokens) if len(tokens) > 1 and all(len(t) == 1 for t in tokens) else " ".join(tokens)
     if not title:
         return ""
+    if title in _END_MARKS:
+        return None  # 第一章完 / 第三章 （完） closes a chapter; it does not open one
     if len(title) > _MAX_TITLE or "。" in title or "；" in title:
         return None
     if title.count("，") + title.count(",") >= 2:

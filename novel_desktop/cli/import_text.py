@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from novel_desktop.analysis.manuscript import (
     Manuscript,
@@ -26,6 +26,9 @@ from novel_desktop.analysis.manuscript import (
 from novel_desktop.cli.common import CliError, print_json
 from novel_desktop.domain.text import count_chars, is_han
 from novel_desktop.storage.store import PLATFORMS, StoreError
+
+if TYPE_CHECKING:
+    from novel_desktop.storage.manuscript_import import ImportSummary
 
 EXIT_NOTHING_WRITTEN = 1
 YES_ANSWERS = ("y", "yes", "是", "是的", "好")
@@ -136,7 +139,9 @@ def cmd_import_text(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write(args: argparse.Namespace, source: Path, manuscript: Manuscript, split: SplitResult) -> Any:
+def _write(
+    args: argparse.Namespace, source: Path, manuscript: Manuscript, split: SplitResult
+) -> ImportSummary:
     from novel_desktop.storage.manuscript_import import import_manuscript
 
     title = args.title or guess_title(source, split)

@@ -255,6 +255,14 @@ def test_a_per_chapter_end_mark_stays_in_its_chapter() -> None:
     assert result.trailing == ""
 
 
+@pytest.mark.parametrize("mark", ["第一章完", "第一章 完", "第一章（完）"])
+def test_a_chapter_end_mark_written_like_a_heading_does_not_start_a_chapter(mark: str) -> None:
+    result = split_manuscript(f"第一章 山\n　　正文。\n{mark}\n第二章 水\n　　正文。\n")
+    assert titles(result) == ["第一章 山", "第二章 水"]
+    assert result.chapters[0].text.endswith(mark)
+    assert result.duplicates == []
+
+
 def test_a_gutenberg_footer_is_trailing() -> None:
     text = (
         "*** START OF THE PROJECT GUTENBERG EBOOK 測試 ***\n\n"
