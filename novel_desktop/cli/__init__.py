@@ -14,8 +14,10 @@ from novel_desktop import __version__
 from novel_desktop.cli import ask as ask_cmds
 from novel_desktop.cli import export as export_cmds
 from novel_desktop.cli import import_text as import_text_cmds
+from novel_desktop.cli import outline as outline_cmds
 from novel_desktop.cli import project as project_cmds
 from novel_desktop.cli import state as state_cmds
+from novel_desktop.cli import writing as writing_cmds
 from novel_desktop.cli.common import CliError
 
 EXIT_OK = 0
@@ -39,6 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
     ask_cmds.register(subparsers)
     import_text_cmds.register(subparsers)
     export_cmds.register(subparsers)
+    outline_cmds.register(subparsers)
+    writing_cmds.register(subparsers)
     return parser
 
 

@@ -93,8 +93,7 @@ def register(subparsers: Any) -> None:
         "unlock",
         help="清除僵尸写入锁 / clear a stale writer lock",
         description=(
-            "持有写入锁的进程已不存在时，清除这把锁。\n"
-            "Clear the writer lock when its holder is gone."
+            "持有写入锁的进程已不存在时，清除这把锁。\nClear the writer lock when its holder is gone."
         ),
     )
     p.add_argument("novel", help=".novel 文件 / novel file")

@@ -1,0 +1,382 @@
+"""Context assembly for the chapter agents (seed 004 §8.3-§8.5, §6.6.7) within a token budget.
+
+Everything an agent sees is read from the novel file here and turned into the template's slot values. The
+ChapterWriter's prompt stays flat however long the novel gets: three recent summaries, the current
+storyline's memory, neighbouring lines' memories per the volume schedule, frozen lines as one line each, the
+chapter's outline section (not the whole volume when it is long), and a state pruned to the entities this
+chapter touches (§8.5).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from novel_desktop.domain.platforms import platform_profile
+from novel_desktop.domain.summary import ChapterSummary
+from novel_desktop.storage import layout
+from novel_desktop.storage.store import NovelStore
+
+#: The ChapterWriter prompt's budget (seed §8.4: ~22-25K tokens even at chapter 500).
+WRITER_BUDGET_TOKENS = 25_000
+_OUTLINE_TOKENS = 3_000
+_STATE_TOKENS = 4_000
+_CONTRACTS_TOKENS = 4_000
+
+_CHAPTER_HEADING = re.compile(r"^\s{0,3}#{1,6}\s*第\s*(\d+)\s*章(.*)$|^\s*第\s*(\d+)\s*章(.*)$")
+
+
+def estimate_tokens(text: str) -> int:
+    """A deliberately pessimistic estimate: one token per CJK character, one per three other characters."""
+    cjk = sum(1 for ch in text if "\u3000" <= ch <= "\u9fff" or "\uff00" <= ch <= "\uffef")
+    return cjk + (len(text) - cjk + 2) // 3
+
+
+def trim_to_tokens(text: str, budget: int, *, keep: str = "end") -> str:
+    """Cut ``text`` to about ``budget`` tokens, keeping its start or its end, marking the cut."""
+    if estimate_tokens(text) <= budget:
+        return text
+    lo, hi = 0, len(text)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        piece = text[-mid:] if keep == "end" else text[:mid]
+        if estimate_tokens(piece) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    return ("……（前略）\n" + text[-lo:]) if keep == "end" else (text[:lo] + "\n……（后略）")
+
+
+def outline_sections(outline: str) -> dict[int, str]:
+    """Chapter number → that chapter's section of a volume outline (``## 第N章 …`` headings)."""
+    sections: dict[int, str] = {}
+    current: int | None = None
+    lines: list[str] = []
+    for line in outline.splitlines():
+        m = _CHAPTER_HEADING.match(line)
+        if m:
+            if current is not None:
+                sections[current] = "\n".join(lines).strip()
+            current = int(m.group(1) or m.group(3))
+            lines = [line]
+        elif current is not None:
+            lines.append(line)
+    if current is not None:
+        sections[current] = "\n".join(lines).strip()
+    return sections
+
+
+def section_title(section: str) -> str:
+    first = section.splitlines()[0] if section else ""
+    m = _CHAPTER_HEADING.match(first)
+    if not m:
+        return ""
+    return (m.group(2) or m.group(4) or "").strip(" ：:·-—")
+
+
+def _compact(data: Any) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
+@dataclass
+class NovelFacts:
+    """What the agents of one chapter read from the novel, loaded once per chapter."""
+
+    chapter: int
+    volume: int
+    platform: str
+    brief_text: str
+    style_profile: dict[str, Any] | None
+    blacklist: dict[str, Any] | list[Any] | None
+    world_rules: list[dict[str, Any]]
+    storyline_spec: list[dict[str, Any]]
+    storylines: list[dict[str, Any]]
+    schedule: dict[str, Any] | None
+    outline: str
+    sections: dict[int, str]
+    contract: dict[str, Any] | None
+    characters: list[dict[str, Any]]
+    recent: list[tuple[int, str]]
+    state: dict[str, Any]
+    state_version: int
+    global_foreshadowing: list[dict[str, Any]]
+    style_drift: str
+    memories: dict[str, str] = field(default_factory=dict)
+
+    # ------------------------------------------------------------------ derived facts
+    @property
+    def chapter_outline(self) -> str:
+        return self.sections.get(self.chapter, "")
+
+    @property
+    def storyline_id(self) -> str | None:
+        if self.contract and self.contract.get("storyline_id"):
+            return str(self.contract["storyline_id"])
+        m = re.search(r"(?:Storyline|故事线)\s*[:：]\s*([a-z0-9_-]+)", self.chapter_outline)
+        if m:
+            return m.group(1)
+        main = [s for s in self.storylines if s.get("type") == "main_arc"]
+        if main:
+            return str(main[0].get("id"))
+        return str(self.storylines[0]["id"]) if self.storylines else None
+
+    @property
+    def key_chapter(self) -> bool:
+        """Volume start or end, or inside a storyline convergence event (judged twice)."""
+        if self.sections and self.chapter in (min(self.sections), max(self.sections)):
+            return True
+        for event in (self.schedule or {}).get("convergence_events", []) or []:
+            rng = event.get("chapter_range") or []
+            if len(rng) == 2 and rng[0] <= self.chapter <= rng[1]:
+                return True
+        return False
+
+    def _mentioned(self, text: str) -> list[dict[str, Any]]:
+        """Characters whose name or an alias appears in ``text`` (the chapter's cast)."""
+        out = []
+        for ch in self.characters:
+            names = [ch.get("name") or "", *(ch.get("aliases") or [])]
+            if any(n and n in text for n in names) or (ch.get("id") and str(ch["id"]) in text):
+                out.append(ch)
+        return out
+
+    def cast(self) -> list[dict[str, Any]]:
+        basis = self.chapter_outline + _compact(self.contract or {}) + "".join(t for _, t in self.recent[-1:])
+        return self._mentioned(basis) or self.characters[:3]
+
+    # ------------------------------------------------------------------ slot values
+    def platform_profile(self) -> str:
+        return platform_profile(self.platform).describe()
+
+    def style_profile_text(self) -> str:
+        if not self.style_profile:
+            return ""
+        shown = {k: v for k, v in self.style_profile.items() if k != "writing_directives"}
+        return _compact(shown)
+
+    def writing_directives(self) -> str:
+        items = (self.style_profile or {}).get("writing_directives") or []
+        return "\n".join(f"- {d}" for d in items)
+
+    def blacklist_text(self, extra: list[str]) -> str:
+        words: list[str] = []
+        bl = self.blacklist
+        if isinstance(bl, list):
+            words = [str(w) for w in bl]
+        elif isinstance(bl, dict):
+            words = [str(w) for w in (bl.get("words") or [])] + [
+                str(w) for w in (bl.get("custom_added") or [])
+            ]
+            removed = set(bl.get("custom_removed") or [])
+            words = [w for w in words if w not in removed]
+        merged = list(dict.fromkeys([*words, *extra]))
+        return "、".join(merged[:200])
+
+    def hard_rules(self) -> str:
+        return "\n".join(
+            f"- {r.get('id')}：{r.get('rule')}"
+            for r in self.world_rules
+            if r.get("constraint_type") == "hard"
+        )
+
+    def soft_rules(self) -> str:
+        return "\n".join(
+            f"- {r.get('id')}：{r.get('rule')}"
+            for r in self.world_rules
+            if r.get("constraint_type") != "hard"
+        )
+
+    def all_rules(self) -> str:
+        return "\n".join(
+            f"- {r.get('id')}（{r.get('constraint_type', 'hard')}）：{r.get('rule')}"
+            for r in self.world_rules
+        )
+
+    def storyline_spec_text(self) -> str:
+        return "\n".join(
+            f"- {r.get('id')}（{r.get('constraint_type', 'soft')}）：{r.get('rule')}"
+            for r in self.storyline_spec
+        )
+
+    def volume_outline(self) -> str:
+        """The volume outline; for a long one, the sections around this chapter."""
+        if estimate_tokens(self.outline) <= _OUTLINE_TOKENS:
+            return self.outline
+        near = [self.sections[c] for c in sorted(self.sections) if abs(c - self.chapter) <= 3]
+        head = self.outline.split("\n## ", 1)[0] if "\n## " in self.outline else ""
+        return trim_to_tokens(
+            head.strip() + "\n\n（本卷大纲较长，以下为本章前后几章）\n\n" + "\n\n".join(near),
+            _OUTLINE_TOKENS,
+            keep="start",
+        )
+
+    def storyline_context(self) -> str:
+        if self.contract and self.contract.get("storyline_context"):
+            ctx = {"storyline_context": self.contract["storyline_context"]}
+            if self.contract.get("transition_hint"):
+                ctx["transition_hint"] = self.contract["transition_hint"]
+            return _compact(ctx)
+        return ""
+
+    def _active_lines(self) -> list[str]:
+        return [str(a.get("storyline_id")) for a in (self.schedule or {}).get("active_storylines", []) or []]
+
+    def adjacent_memories(self) -> str:
+        current = self.storyline_id
+        parts = []
+        for line in self._active_lines():
+            if line != current and self.memories.get(line):
+                parts.append(f"[{line}]\n{trim_to_tokens(self.memories[line], 600)}")
+        return "\n\n".join(parts)
+
+    def concurrent_state(self) -> str:
+        current, active = self.storyline_id, set(self._active_lines())
+        from_contract = ((self.contract or {}).get("storyline_context") or {}).get("concurrent_state") or {}
+        lines = [f"- {k}：{v}" for k, v in from_contract.items() if k != current]
+        known = set(from_contract)
+        for s in self.storylines:
+            sid = str(s.get("id"))
+            if sid == current or sid in known or sid in active:
+                continue
+            memory = self.memories.get(sid, "")
+            first = next(
+                (ln.strip("-# ").strip() for ln in memory.splitlines() if ln.strip("-# ").strip()), ""
+            )
+            lines.append(f"- {sid}（{s.get('status', 'dormant')}）：{first or s.get('description', '')}"[:80])
+        return "\n".join(lines)
+
+    def character_contracts(self) -> str:
+        parts = []
+        for ch in self.cast():
+            contracts = ch.get("contracts") or []
+            head = f"{ch.get('name')}（{ch.get('id')}）"
+            if ch.get("speech_pattern"):
+                head += f"，说话：{ch['speech_pattern']}"
+            body = "\n".join(f"  - {c.get('id')}：{c.get('rule')}" for c in contracts)
+            parts.append(head + ("\n" + body if body else ""))
+        return trim_to_tokens("\n".join(parts), _CONTRACTS_TOKENS, keep="start")
+
+    def recent_summaries(self) -> str:
+        return "\n\n".join(f"第{n}章：{text.strip()}" for n, text in self.recent)
+
+    def pruned_state(self) -> str:
+        """§8.5: the characters of this chapter's cast plus world state and active foreshadowing."""
+        cast_ids = {str(c.get("id")) for c in self.cast()}
+        chars = self.state.get("characters") or {}
+        keep = {k: v for k, v in chars.items() if k in cast_ids} or dict(list(chars.items())[:5])
+        basis = self.chapter_outline + _compact(self.contract or {})
+        pruned: dict[str, Any] = {"state_version": self.state.get("state_version", 0), "characters": keep}
+        for category in ("items", "locations", "factions"):
+            entries = self.state.get(category) or {}
+            near = {k: v for k, v in entries.items() if k in basis or any(str(x) in basis for x in _names(v))}
+            if near:
+                pruned[category] = near
+        pruned["world_state"] = self.state.get("world_state") or {}
+        pruned["active_foreshadowing"] = self.state.get("active_foreshadowing") or []
+        return trim_to_tokens(_compact(pruned), _STATE_TOKENS, keep="start")
+
+    def foreshadowing_tasks(self) -> str:
+        tasks = []
+        for obj in (self.contract or {}).get("objectives", []) or []:
+            if obj.get("type") == "foreshadowing":
+                tasks.append(
+                    f"- {obj.get('action', '')} {obj.get('target', '')}：{obj.get('description', '')}"
+                )
+        for item in self.global_foreshadowing:
+            rng = item.get("target_resolve_range") or []
+            if (
+                item.get("status") in ("planted", "advanced")
+                and len(rng) == 2
+                and rng[0] <= self.chapter <= rng[1] + 3
+            ):
+                overdue = "（已超期）" if self.chapter > rng[1] else ""
+                tasks.append(f"- 回收窗口内{overdue}：{item.get('id')}：{item.get('description', '')}")
+        return "\n".join(tasks)
+
+    def chapter_contract_text(self) -> str:
+        return _compact(self.contract) if self.contract else ""
+
+    def entity_roster(self) -> str:
+        lines = [f"- characters.{c.get('id')} = {c.get('name')}" for c in self.characters]
+        for category in ("items", "locations", "factions"):
+            for key, value in (self.state.get(category) or {}).items():
+                name = value.get("name") if isinstance(value, dict) else None
+                lines.append(f"- {category}.{key}" + (f" = {name}" if name else ""))
+        return "\n".join(lines)
+
+    def storylines_overview(self) -> str:
+        return "\n".join(
+            f"- {s.get('id')}：{s.get('name', '')}（{s.get('status', '')}）" for s in self.storylines
+        )
+
+
+def _names(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        return [str(value.get("name") or "")]
+    return []
+
+
+def _summary_text(chapter: int, markdown: str) -> str:
+    """A stored summary without its metadata line."""
+    try:
+        return ChapterSummary.from_markdown(markdown, chapter).text.strip()
+    except ValueError:
+        return markdown.strip()
+
+
+def _json_doc(store: NovelStore, path: str) -> Any:
+    text = store.document(path)
+    if not text:
+        return None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return None
+
+
+def load_facts(store: NovelStore, chapter: int, volume: int | None = None) -> NovelFacts:
+    """Read everything the chapter's agents need (synchronous; call it in a worker thread)."""
+    cp = store.checkpoint()
+    vol = volume or int(cp.get("current_volume") or 1)
+    meta = store.meta()
+    outline = store.document(f"{layout.volume_dir(vol)}/outline.md") or ""
+    rules_doc = _json_doc(store, "world/rules.json") or {}
+    spec_doc = _json_doc(store, "storylines/storyline-spec.json") or {}
+    storylines_doc = _json_doc(store, "storylines/storylines.json") or {}
+    characters = []
+    for path in store.list_documents("characters/active/"):
+        if path.endswith(".json"):
+            doc = _json_doc(store, path)
+            if isinstance(doc, dict):
+                doc.setdefault("id", path.rsplit("/", 1)[-1].removesuffix(".json"))
+                characters.append(doc)
+    memories = {}
+    for path in store.list_documents("storylines/"):
+        if path.endswith("/memory.md"):
+            memories[path.split("/")[1]] = store.document(path) or ""
+    fs_doc = _json_doc(store, layout.GLOBAL_FORESHADOWING) or {}
+    state = store.current_state()
+    return NovelFacts(
+        chapter=chapter,
+        volume=vol,
+        platform=meta.get("platform", "web"),
+        brief_text=store.document("brief.md") or "",
+        style_profile=_json_doc(store, "style-profile.json"),
+        blacklist=_json_doc(store, "ai-blacklist.json"),
+        world_rules=list(rules_doc.get("rules") or []),
+        storyline_spec=list(spec_doc.get("rules") or []),
+        storylines=list(storylines_doc.get("storylines") or []),
+        schedule=_json_doc(store, f"{layout.volume_dir(vol)}/storyline-schedule.json"),
+        outline=outline,
+        sections=outline_sections(outline),
+        contract=_json_doc(store, layout.contract_path(vol, chapter)),
+        characters=characters,
+        recent=[(n, _summary_text(n, t)) for n, t in store.recent_summaries(chapter, 3)],
+        state=state,
+        state_version=int(state.get("state_version", 0)),
+        global_foreshadowing=list(fs_doc.get("foreshadowing") or []),
+        style_drift=store.document("style-drift.json") or "",
+        memories=memories,
+    )

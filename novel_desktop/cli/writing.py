@@ -1,0 +1,208 @@
+"""``novel continue`` and ``novel rebuild``: the chapter pipeline on the command line."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from novel_desktop.cli.common import CliError
+from novel_desktop.cli.project import open_store
+from novel_desktop.pipeline.events import (
+    ChapterStarted,
+    GateDecided,
+    PipelineEvent,
+    PipelineWarning,
+    StageStarted,
+    TextDelta,
+    TextReset,
+)
+from novel_desktop.storage import layout
+from novel_desktop.storage.store import NovelStore, StoreError
+
+EXIT_STOPPED = 1
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "continue",
+        help="续写下一章（或 N 章） / write the next chapter(s)",
+        description=(
+            "按本卷大纲续写：写作 → 摘要/润色 → 评审 → 门控 → 提交。中断后再次运行会从中断处继续。\n"
+            "Write the next chapters through the whole pipeline; an interrupted run resumes.\n"
+            "退出码 exit codes: 0 完成 done, 1 暂停（需要作者处理或服务出错） stopped,\n"
+            "2 无法读取 unreadable, 3 被占用 locked"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="例 / example: novel continue 我的小说.novel -n 3",
+    )
+    p.add_argument("novel", help=".novel 文件 / novel file")
+    p.add_argument("-n", type=int, default=1, help="续写章数（默认 1） / number of chapters (default 1)")
+    p.add_argument("--answers-file", default=None, help="预先填好的问题答案 JSON / answers to gate questions")
+    p.add_argument(
+        "--non-interactive",
+        action="store_true",
+        help="不在终端提问，遇到未回答的问题就停下并列出 / never prompt; stop and list unanswered questions",
+    )
+    p.add_argument("--stream", action="store_true", help="边写边显示正文 / show the draft as it streams")
+    p.set_defaults(handler=cmd_continue)
+
+    p = subparsers.add_parser(
+        "rebuild",
+        help="手改章节后重建故事状态 / rebuild the story state after a manual edit",
+        description=(
+            "重新摘要被修改的章节，从它之前的状态回放，并列出后续与之不再一致的章节。\n"
+            "Re-summarize the edited chapter, replay the state and list later chapters that no longer agree."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("novel", help=".novel 文件 / novel file")
+    p.add_argument("--from-chapter", type=int, required=True, help="被修改的章节号 / the edited chapter")
+    p.set_defaults(handler=cmd_rebuild)
+
+
+def _answers(path: str | None) -> dict[str, Any] | None:
+    if path is None:
+        return None
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
+    except FileNotFoundError:
+        raise CliError(f"找不到答案文件 / answers file not found: {path}", 2) from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CliError(f"答案文件无法读取 / cannot read answers file {path}: {exc}", 2) from None
+    if not isinstance(data, dict):
+        raise CliError(
+            "答案文件必须是 JSON 对象（answer_path 或 topic → 答案） (answers file must be an object)", 2
+        )
+    return data
+
+
+class _Printer:
+    """Prints pipeline progress to stderr (and the streamed draft with --stream)."""
+
+    def __init__(self, stream: bool) -> None:
+        self.stream = stream
+
+    def __call__(self, event: PipelineEvent) -> None:
+        err = sys.stderr
+        if isinstance(event, ChapterStarted):
+            resumed = f"（从 {event.resumed_from} 阶段恢复）" if event.resumed_from else ""
+            err.write(f"第{event.chapter}章 开始{resumed}\n")
+        elif isinstance(event, StageStarted):
+            err.write(f"  · {event.stage.label}\n")
+        elif isinstance(event, TextDelta) and self.stream:
+            sys.stdout.write(event.text)
+            sys.stdout.flush()
+        elif isinstance(event, TextReset) and self.stream:
+            sys.stdout.write("\n[连接中断，重新生成]\n")
+        elif isinstance(event, GateDecided):
+            err.write(f"  · 门控：{event.reason}\n")
+        elif isinstance(event, PipelineWarning):
+            err.write(f"  ! {event.message}\n")
+        err.flush()
+
+
+async def _run_continue(store: NovelStore, args: argparse.Namespace, answers: dict[str, Any] | None) -> int:
+    from novel_desktop.agents.chapter import LLMChapterAgents
+    from novel_desktop.cli.prompter import TerminalResponder
+    from novel_desktop.llm.client import LLMClient
+    from novel_desktop.llm.errors import LLMError
+    from novel_desktop.llm.settings import load_settings
+    from novel_desktop.pipeline.chapter import ChapterPipeline, PipelineError
+    from novel_desktop.pipeline.interaction import (
+        AnswersFileResponder,
+        AnswersNeeded,
+        GateBlocked,
+        InteractionCancelled,
+        InteractionManager,
+        Responder,
+        refuse_non_interactive,
+    )
+
+    loaded = load_settings()
+    if loaded.problem:
+        print(f"警告 warning: {loaded.problem}", file=sys.stderr)
+    fallback: Responder = refuse_non_interactive if args.non_interactive else TerminalResponder()
+    responder: Responder = (
+        AnswersFileResponder(answers, fallback=fallback) if answers is not None else fallback
+    )
+    total = 0.0
+    async with LLMClient(loaded.settings) as client:
+        pipeline = ChapterPipeline(
+            store, LLMChapterAgents(store, client), InteractionManager(responder), emit=_Printer(args.stream)
+        )
+        for _ in range(max(1, args.n)):
+            try:
+                outcome = await pipeline.run_chapter()
+            except LLMError as exc:
+                print(f"模型服务出错，本章未提交，下次运行会从中断处继续：{exc.message}", file=sys.stderr)
+                return EXIT_STOPPED
+            except (AnswersNeeded, GateBlocked, PipelineError, StoreError) as exc:
+                print(str(exc), file=sys.stderr)
+                return EXIT_STOPPED
+            except InteractionCancelled:
+                print("已取消，本章未提交 (cancelled; nothing committed)", file=sys.stderr)
+                return EXIT_STOPPED
+            total += outcome.cost_usd
+            print(outcome.line())
+            for warning in outcome.warnings:
+                print(f"  ! {warning}", file=sys.stderr)
+            if outcome.status != "committed":
+                print(f"合计 total: ${total:.2f}")
+                return EXIT_STOPPED
+    print(f"合计 total: ${total:.2f}")
+    return 0
+
+
+def cmd_continue(args: argparse.Namespace) -> int:
+    answers = _answers(args.answers_file)
+    with open_store(args.novel, write=True) as store:
+        cp = store.checkpoint()
+        volume = int(cp.get("current_volume") or 1)
+        if store.document(f"{layout.volume_dir(volume)}/outline.md") is None:
+            raise CliError(
+                f"第 {volume} 卷还没有大纲：先用 novel outline set {args.novel} --volume {volume} outline.md "
+                f"(volume {volume} has no outline yet)",
+                EXIT_STOPPED,
+            )
+        try:
+            return asyncio.run(_run_continue(store, args, answers))
+        except KeyboardInterrupt:
+            print("\n已停止；本章未提交，下次运行会从中断处继续 (stopped; resumable)", file=sys.stderr)
+            return 130
+
+
+def cmd_rebuild(args: argparse.Namespace) -> int:
+    from novel_desktop.agents.chapter import LLMChapterAgents
+    from novel_desktop.llm.client import LLMClient
+    from novel_desktop.llm.errors import LLMError
+    from novel_desktop.llm.settings import load_settings
+    from novel_desktop.pipeline.rebuild import rebuild_from
+
+    async def run(store: NovelStore) -> int:
+        async with LLMClient(load_settings().settings) as client:
+            report = await rebuild_from(store, LLMChapterAgents(store, client), args.from_chapter)
+        print(
+            f"已重建第 {report.chapter} 章：状态版本 {report.base_version} → {report.state_version} (rebuilt)"
+        )
+        for reason in report.dropped_ops:
+            print(f"  ! 丢弃的 op：{reason}", file=sys.stderr)
+        if not report.disagreeing:
+            print("后续章节与新状态一致 (later chapters agree)")
+            return 0
+        print("以下后续章节与修改后的内容可能不一致，建议逐章检查或重建：")
+        for chapter, reasons in sorted(report.disagreeing.items()):
+            print(f"  第{chapter}章：{'；'.join(reasons)}")
+        return 0
+
+    with open_store(args.novel, write=True) as store:
+        try:
+            return asyncio.run(run(store))
+        except LLMError as exc:
+            print(f"模型服务出错，状态未改动：{exc.message}", file=sys.stderr)
+            return EXIT_STOPPED
+        except StoreError as exc:
+            raise CliError(str(exc), 1) from None
