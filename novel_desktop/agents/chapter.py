@@ -1,0 +1,220 @@
+"""The chapter agents over the LLM client: ChapterWriter, Summarizer, StyleRefiner, QualityJudge, reviser.
+
+Each agent renders its template (``prompts/``) from the novel's facts, calls its role's model, and parses the
+output into domain models. This implements :class:`~novel_desktop.pipeline.ports.ChapterAgents`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import Field
+
+from novel_desktop.agents import facts as fact_sheet
+from novel_desktop.agents.context import NovelFacts, load_facts, section_title
+from novel_desktop.agents.templates import RenderedPrompt, render_template
+from novel_desktop.domain.common import SeedModel
+from novel_desktop.domain.evaluation import Evaluation
+from novel_desktop.domain.refine import MAX_CHANGE_RATIO, RefineEdits
+from novel_desktop.domain.summary import ChapterSummary
+from novel_desktop.llm.client import LLMClient, LLMResponse, PromptBlock
+from novel_desktop.llm.roles import AgentRole
+from novel_desktop.llm.structured import StructuredResult, call_structured
+from novel_desktop.pipeline.ports import AgentResult, CallRecord, ChapterBrief, SummaryOutput, WriteMode
+from novel_desktop.storage.store import NovelStore
+
+_HINTS_BLOCK = re.compile(r"\n*```(?:json)?\s*\n(\{.*?\})\s*\n```\s*\Z", re.S)
+_HEADING = re.compile(r"^\s*#\s*第")
+
+
+class SummarizerReply(SeedModel):
+    """The Summarizer's JSON (prompts/summarizer.md)."""
+
+    chapter: int | None = None
+    storyline_id: str | None = None
+    summary: str = Field(min_length=1)
+    patch: dict[str, Any] | None = None
+    foreshadowing: list[Any] = Field(default_factory=list)
+    storyline_memory: str | None = None
+    cross_references: list[Any] = Field(default_factory=list)
+    leak_risk: str = "low"
+
+
+def split_writer_output(text: str, chapter: int, title: str = "") -> tuple[str, str]:
+    """The chapter body (starting with its ``# 第N章`` heading) and the trailing JSON hints, if any."""
+    hints = ""
+    m = _HINTS_BLOCK.search(text)
+    if m:
+        hints = m.group(1)
+        text = text[: m.start()]
+    body = text.strip()
+    if not _HEADING.match(body):
+        body = f"# 第{chapter}章 {title}".rstrip() + "\n\n" + body
+    return body + "\n", hints
+
+
+def writer_prompt(facts: NovelFacts) -> RenderedPrompt:
+    """The ChapterWriter prompt (the benchmark measures its size too)."""
+    return render_template("chapter_writer", fact_sheet.writer_context(facts))
+
+
+class LLMChapterAgents:
+    """The agents of one novel, sharing one client; facts are read once per chapter."""
+
+    def __init__(self, store: NovelStore, client: LLMClient) -> None:
+        self.store = store
+        self.client = client
+        self._facts: NovelFacts | None = None
+        self._hints: dict[int, str] = {}
+
+    async def _load(self, chapter: int) -> NovelFacts:
+        if self._facts is None or self._facts.chapter != chapter:
+            self._facts = await asyncio.to_thread(load_facts, self.store, chapter)
+        return self._facts
+
+    def _record(self, response: LLMResponse) -> CallRecord:
+        usage = response.usage
+        price = self.client.settings.price_for(response.model)
+        return CallRecord(
+            role=response.role.value,
+            model=response.model,
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cache_creation_input_tokens=usage.cache_creation_input_tokens,
+            cache_read_input_tokens=usage.cache_read_input_tokens,
+            duration_ms=response.duration_ms,
+            cost_usd=usage.cost(price),
+            attempts=response.attempts,
+        )
+
+    def _structured(self, result: StructuredResult[Any]) -> tuple[list[CallRecord], list[str]]:
+        return [self._record(r) for r in result.responses], list(result.warnings)
+
+    @staticmethod
+    def _blocks(prompt: RenderedPrompt) -> list[PromptBlock]:
+        return [PromptBlock(text, cache=True) for text in prompt.system_blocks if text.strip()]
+
+    # ------------------------------------------------------------------ ChapterAgents
+    async def brief(self, chapter: int) -> ChapterBrief:
+        self._facts = None
+        facts = await self._load(chapter)
+        return ChapterBrief(
+            chapter=chapter,
+            volume=facts.volume,
+            storyline_id=facts.storyline_id,
+            title=section_title(facts.chapter_outline),
+            key_chapter=facts.key_chapter,
+            outline=facts.chapter_outline,
+        )
+
+    async def write(
+        self,
+        brief: ChapterBrief,
+        *,
+        mode: WriteMode,
+        previous: str | None,
+        fixes: list[str],
+        on_text: Callable[[str], None],
+        on_reset: Callable[[], None],
+    ) -> AgentResult[str]:
+        facts = await self._load(brief.chapter)
+        if mode is WriteMode.REVISE and previous:
+            prompt = render_template("reviser", fact_sheet.reviser_context(facts, previous, fixes))
+            role = AgentRole.reviser
+        else:
+            prompt = writer_prompt(facts)
+            # A rewrite after a score below 2.0 goes to the stronger model (seed: ChapterWriter（Opus）).
+            role = AgentRole.reviser if mode is WriteMode.REWRITE else AgentRole.chapter_writer
+        response = await self.client.stream(
+            role,
+            system=self._blocks(prompt),
+            messages=[{"role": "user", "content": prompt.user}],
+            on_text=on_text,
+            on_restart=on_reset,
+        )
+        warnings = []
+        if response.truncated:
+            warnings.append(f"第 {brief.chapter} 章正文达到输出长度上限，结尾可能不完整")
+        body, hints = split_writer_output(response.text, brief.chapter, brief.title)
+        self._hints[brief.chapter] = hints
+        return AgentResult(body, [self._record(response)], warnings)
+
+    async def summarize(self, brief: ChapterBrief, text: str) -> AgentResult[SummaryOutput]:
+        facts = await self._load(brief.chapter)
+        context = fact_sheet.summarizer_context(facts, text, self._hints.get(brief.chapter, ""))
+        prompt = render_template("summarizer", context)
+        result = await call_structured(
+            self.client,
+            AgentRole.summarizer,
+            self._blocks(prompt),
+            [{"role": "user", "content": prompt.user}],
+            SummarizerReply,
+            what="摘要与状态补丁",
+        )
+        calls, warnings = self._structured(result)
+        if result.value is None:
+            return AgentResult(None, calls, warnings)
+        reply = result.value
+        line = reply.storyline_id or brief.storyline_id
+        patch = dict(reply.patch) if reply.patch is not None else None
+        if patch is not None:
+            # The version and chapter are facts the program knows; the model only copies them.
+            patch["chapter"] = brief.chapter
+            patch["base_state_version"] = facts.state_version
+            patch.setdefault("storyline_id", line)
+        summary = ChapterSummary(
+            chapter=brief.chapter,
+            storyline_id=line,
+            text=reply.summary.strip() + "\n",
+            cross_references=[str(x) for x in reply.cross_references],
+            leak_risk=reply.leak_risk if reply.leak_risk in ("low", "medium", "high") else "medium",
+        )
+        out = SummaryOutput(
+            summary_markdown=summary.to_markdown(),
+            patch=patch,
+            storyline_id=line,
+            storyline_memory=reply.storyline_memory,
+            cross_references=summary.cross_references,
+            leak_risk=summary.leak_risk,
+        )
+        return AgentResult(out, calls, warnings)
+
+    async def refine(self, brief: ChapterBrief, text: str) -> AgentResult[RefineEdits]:
+        facts = await self._load(brief.chapter)
+        budget = int(len(text) * MAX_CHANGE_RATIO)
+        prompt = render_template("style_refiner", fact_sheet.refiner_context(facts, text, budget))
+        result = await call_structured(
+            self.client,
+            AgentRole.style_refiner,
+            self._blocks(prompt),
+            [{"role": "user", "content": prompt.user}],
+            RefineEdits,
+            what="润色修改清单",
+        )
+        calls, warnings = self._structured(result)
+        return AgentResult(result.value, calls, warnings)
+
+    async def judge(self, brief: ChapterBrief, text: str, *, secondary: bool) -> AgentResult[Evaluation]:
+        facts = await self._load(brief.chapter)
+        prompt = render_template("quality_judge", fact_sheet.judge_context(facts, text))
+        role = AgentRole.judge_secondary if secondary else AgentRole.quality_judge
+        result = await call_structured(
+            self.client,
+            role,
+            self._blocks(prompt),
+            [{"role": "user", "content": prompt.user}],
+            Evaluation,
+            what="评审结果",
+        )
+        calls, warnings = self._structured(result)
+        value = result.value
+        if value is not None:
+            # The weighted mean is arithmetic: ours, with the seed's weights, not the model's.
+            data = value.to_json_dict()
+            data["overall"] = round(value.computed_overall(), 2)
+            data["chapter"] = brief.chapter
+            value = Evaluation.model_validate(data)
+        return AgentResult(value, calls, warnings)

@@ -1,0 +1,148 @@
+"""Slot values for each chapter agent's template, from :class:`~novel_desktop.agents.context.NovelFacts`.
+
+The deterministic analysis (AI-phrase hits, repeated sentence patterns) is computed here and handed to the
+refiner and the judge as facts, so their style scores rest on numbers rather than impressions.
+"""
+
+from __future__ import annotations
+
+import json
+
+from novel_desktop.agents.context import NovelFacts
+from novel_desktop.analysis import ai_phrases, style_metrics
+from novel_desktop.domain.text import count_chars
+
+
+def _phrases(facts: NovelFacts) -> list[ai_phrases.PhraseEntry]:
+    return ai_phrases.phrases_for_novel(facts.blacklist if isinstance(facts.blacklist, dict) else None)
+
+
+def blacklist_words(facts: NovelFacts, limit: int = 120) -> list[str]:
+    """The literal AI phrases to forbid in prompts (regex entries are enforced by the analysis instead)."""
+    return [p.pattern for p in _phrases(facts) if not p.regex][:limit]
+
+
+def analysis_facts(facts: NovelFacts, text: str) -> str:
+    """Numbers about ``text`` for the refiner and the judge: 字数, AI-phrase hits, repeated patterns."""
+    hits = ai_phrases.find_hits(text, _phrases(facts))
+    per_1k = ai_phrases.hits_per_1k(text, hits)
+    metrics = style_metrics.compute_metrics(text)
+    lines = [
+        f"字数：{count_chars(text)}",
+        f"AI 套话命中：{len(hits)} 处，{per_1k:.1f} 次/千字（门槛 < 3 次/千字）",
+    ]
+    for hit in hits[:15]:
+        lines.append(f"  - 「{hit.matched}」（{hit.category}）→ {hit.suggestion}")
+    lines.append(
+        f"平均句长 {metrics.avg_sentence_length:.1f} 字；对话占比 {metrics.dialogue_ratio:.0%}；"
+        f"相邻 5 句内句式重复的窗口 {len(metrics.repetitions)} 处（要求每 5 句少于 2 个重复句式）"
+    )
+    for rep in metrics.repetitions[:5]:
+        lines.append(f"  - 重复句式：{rep.describe()}")
+    profile = facts.style_profile or {}
+    if profile.get("avg_sentence_length"):
+        ratio = profile.get("dialogue_ratio", "—")
+        lines.append(f"风格指纹平均句长 {profile['avg_sentence_length']} 字，对话占比 {ratio}")
+    return "\n".join(lines)
+
+
+def writer_context(facts: NovelFacts) -> dict[str, str]:
+    line = facts.storyline_id or ""
+    return {
+        "platform_profile": facts.platform_profile(),
+        "style_profile": facts.style_profile_text(),
+        "writing_directives": facts.writing_directives(),
+        "ai_blacklist": facts.blacklist_text(blacklist_words(facts)),
+        "world_hard_rules": facts.hard_rules(),
+        "world_soft_rules": facts.soft_rules(),
+        "storyline_spec": facts.storyline_spec_text(),
+        "volume_outline": facts.volume_outline(),
+        "chapter_num": str(facts.chapter),
+        "storyline_id": line,
+        "storyline_memory": facts.memories.get(line, ""),
+        "storyline_context": facts.storyline_context(),
+        "adjacent_memories": facts.adjacent_memories(),
+        "concurrent_state": facts.concurrent_state(),
+        "chapter_outline": facts.chapter_outline,
+        "chapter_contract": facts.chapter_contract_text(),
+        "character_contracts": facts.character_contracts(),
+        "recent_summaries": facts.recent_summaries(),
+        "current_state": facts.pruned_state(),
+        "foreshadowing_tasks": facts.foreshadowing_tasks(),
+        "style_drift": facts.style_drift,
+    }
+
+
+def reviser_context(facts: NovelFacts, draft: str, fixes: list[str]) -> dict[str, str]:
+    line = facts.storyline_id or ""
+    return {
+        "platform_profile": facts.platform_profile(),
+        "style_profile": facts.style_profile_text(),
+        "ai_blacklist": facts.blacklist_text(blacklist_words(facts)),
+        "world_hard_rules": facts.hard_rules(),
+        "world_soft_rules": facts.soft_rules(),
+        "storyline_spec": facts.storyline_spec_text(),
+        "chapter_num": str(facts.chapter),
+        "storyline_id": line,
+        "revision_round": "1",
+        "storyline_memory": facts.memories.get(line, ""),
+        "chapter_outline": facts.chapter_outline,
+        "chapter_contract": facts.chapter_contract_text(),
+        "character_contracts": facts.character_contracts(),
+        "chapter_draft": draft,
+        "violations": "\n".join(f"- {f}" for f in fixes if "：" not in f),
+        "required_fixes": "\n".join(f"- {f}" for f in fixes if "：" in f),
+    }
+
+
+def summarizer_context(facts: NovelFacts, text: str, hints: str) -> dict[str, str]:
+    line = facts.storyline_id or ""
+    convergence = (
+        "本章处于故事线交汇事件中，跨线实体出现属正常。" if facts.key_chapter else "本章不是交汇事件章。"
+    )
+    return {
+        "entity_roster": facts.entity_roster(),
+        "storylines_overview": facts.storylines_overview(),
+        "chapter_num": str(facts.chapter),
+        "storyline_id": line,
+        "base_state_version": str(facts.state_version),
+        "convergence_note": convergence,
+        "current_state": facts.pruned_state(),
+        "active_foreshadowing": json.dumps(facts.state.get("active_foreshadowing") or [], ensure_ascii=False),
+        "storyline_memory": facts.memories.get(line, ""),
+        "writer_hints": hints,
+        "chapter_content": text,
+    }
+
+
+def refiner_context(facts: NovelFacts, text: str, budget: int) -> dict[str, str]:
+    return {
+        "style_profile": facts.style_profile_text(),
+        "writing_directives": facts.writing_directives(),
+        "ai_blacklist": facts.blacklist_text(blacklist_words(facts)),
+        "chapter_num": str(facts.chapter),
+        "style_drift": facts.style_drift,
+        "refine_focus": "先替换 AI 套话命中，再处理重复句式；不改情节、对话内容和伏笔。",
+        "analysis_facts": analysis_facts(facts, text),
+        "change_budget": f"本章共 {len(text)} 个字符，全部修改合计不超过 {budget} 个字符",
+        "chapter_draft": text,
+    }
+
+
+def judge_context(facts: NovelFacts, text: str) -> dict[str, str]:
+    prev = facts.recent[-1:] if facts.recent else []
+    return {
+        "style_profile": facts.style_profile_text(),
+        "ai_blacklist": facts.blacklist_text(blacklist_words(facts)),
+        "world_rules": facts.all_rules(),
+        "storyline_spec": facts.storyline_spec_text(),
+        "storyline_schedule": json.dumps(facts.schedule, ensure_ascii=False) if facts.schedule else "",
+        "chapter_num": str(facts.chapter),
+        "storyline_context": facts.storyline_context(),
+        "chapter_outline": facts.chapter_outline,
+        "chapter_contract": facts.chapter_contract_text(),
+        "character_contracts": facts.character_contracts(),
+        "prev_summary": "\n".join(f"第{n}章：{t}" for n, t in prev),
+        "analysis_facts": analysis_facts(facts, text),
+        "chapter_content": text,
+    }

@@ -1,0 +1,102 @@
+"""Canned agent replies for the fake Messages API server: what a well-behaved model would answer."""
+
+from __future__ import annotations
+
+import json
+
+from novel_desktop.domain.evaluation import DIMENSION_WEIGHTS
+
+PARAGRAPHS = [
+    "山门前的石阶湿得发亮，林枫背着药篓，一级一级往上数。数到第九十九级，他停下来喘气，回头看了一眼山下的雾。",
+    "守门的弟子抱着胳膊，上下打量他，嘴角勾起一抹冷笑：“十七了？过线了，回去吧。”",
+    "林枫没动。他从怀里摸出那块残玉，玉上的水云纹在阴天里也泛着一层淡光。",
+    "弟子的脸色变了，转身进了门房，过了一盏茶的工夫，领出来一个穿灰袍的执事。",
+    "执事接过残玉看了很久，又还给他，从袖子里抽出一块木牌：“明日辰时，问心阶。”",
+    "木牌的背面刻着和残玉一样的纹路。林枫用指甲顺着纹路划了一遍，心里发紧，却没敢多问。",
+]
+
+
+def writer_text(repeat: int = 6) -> str:
+    """A chapter body (no heading: the program adds it) followed by the hints block."""
+    body = "\n\n".join(PARAGRAPHS * repeat)
+    hints = {
+        "chapter": 0,
+        "storyline_id": "main_arc",
+        "hints": [{"op": "set", "path": "characters.lin-feng.location", "value": "苍梧宗山门"}],
+        "notes": [],
+    }
+    return body + "\n\n```json\n" + json.dumps(hints, ensure_ascii=False) + "\n```\n"
+
+
+def summarizer_json(location: str = "苍梧宗山门") -> str:
+    return json.dumps(
+        {
+            "chapter": 0,
+            "storyline_id": "main_arc",
+            "summary": "林枫持残玉上山，守门弟子以年龄拒收，执事验玉后发给考核木牌，木牌背面与残玉同纹。",
+            "patch": {
+                "chapter": 0,
+                "base_state_version": 0,
+                "storyline_id": "main_arc",
+                "ops": [
+                    {"op": "set", "path": "characters.lin-feng.location", "value": location},
+                    {"op": "add", "path": "characters.lin-feng.inventory", "value": "考核木牌"},
+                ],
+            },
+            "foreshadowing": [],
+            "storyline_memory": "林枫凭残玉获准参加问心阶考核；木牌与残玉同纹。",
+            "cross_references": [],
+            "leak_risk": "low",
+        },
+        ensure_ascii=False,
+    )
+
+
+def refiner_json() -> str:
+    return json.dumps(
+        {"edits": [{"original": "嘴角勾起一抹冷笑", "refined": "哼了一声", "reason": "黑名单：神态套话"}]},
+        ensure_ascii=False,
+    )
+
+
+def judge_json(score: float, *, violation: bool = False) -> str:
+    scores = {
+        name: {
+            "score": score,
+            "weight": weight,
+            "reason": "细节具体，推进清楚",
+            "evidence": "木牌的背面刻着和残玉一样的纹路",
+        }
+        for name, weight in DIMENSION_WEIGHTS.items()
+    }
+    return json.dumps(
+        {
+            "chapter": 1,
+            "contract_verification": {"W-001": "violation" if violation else "pass"},
+            "scores": scores,
+            "overall": score,
+            "recommendation": "pass" if score >= 3.5 else "revise",
+            "violations": [{"rule_id": "W-001", "confidence": "high", "description": "越级使用法术"}]
+            if violation
+            else [],
+            "risk_flags": [],
+            "required_fixes": [{"target": "第2段", "instruction": "守门弟子的态度写得更具体"}]
+            if score < 4
+            else [],
+            "issues": ["守门弟子脸谱化"] if score < 4 else [],
+            "strengths": ["细节扎实"],
+        },
+        ensure_ascii=False,
+    )
+
+
+def script_defaults(server, *, score: float = 4.2) -> None:  # type: ignore[no-untyped-def]
+    """Every role answers well by default."""
+    from tests.fakes.anthropic_server import Reply
+
+    server.set_default("chapter_writer", Reply(writer_text(), chunk_size=40))
+    server.set_default("reviser", Reply(writer_text(), chunk_size=40))
+    server.set_default("summarizer", summarizer_json())
+    server.set_default("style_refiner", refiner_json())
+    server.set_default("quality_judge", judge_json(score))
+    server.set_default("judge_secondary", judge_json(score))
