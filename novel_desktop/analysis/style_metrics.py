@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from novel_desktop.analysis import segment
-from novel_desktop.analysis.ai_phrases import find_hits, load_default_phrases
+from novel_desktop.analysis.ai_phrases import load_default_phrases
 from novel_desktop.analysis.sentences import (
     Sentence,
     dialogue_spans,
@@ -318,16 +318,17 @@ def find_repetitions(
         stop = last + WINDOW
         stretch = [s for s in shapes[first:stop] if s is not None]
         pattern, _ = Counter(stretch).most_common(1)[0]
-        examples = tuple(sentences[k].text for k in range(first, stop) if shapes[k] == pattern)
+        # The finding spans the sentences that share the pattern, which is what the editor should underline.
+        same = [k for k in range(first, stop) if shapes[k] == pattern]
         findings.append(
             RepetitionFinding(
-                sentences[first].start,
-                sentences[stop - 1].end,
-                first,
-                stop - first,
+                sentences[same[0]].start,
+                sentences[same[-1]].end,
+                same[0],
+                same[-1] - same[0] + 1,
                 pattern,
                 len(stretch) - len(set(stretch)),
-                examples[:5],
+                tuple(sentences[k].text for k in same[:5]),
             )
         )
     return windows, len(flagged), findings
@@ -455,8 +456,7 @@ def profile_from_samples(
     samples = [t for t in texts if t.strip()]
     metrics = StyleMetrics.combine(compute_metrics(t) for t in samples)
     joined = "\n".join(samples)
-    used = {hit.pattern for hit in find_hits(joined, load_default_phrases())}
-    forbidden = [e.pattern for e in load_default_phrases() if not e.regex and e.pattern not in used]
+    forbidden = [e.pattern for e in load_default_phrases() if not e.regex and e.pattern not in joined]
     return StyleProfile.model_validate(
         {
             "avg_sentence_length": round(metrics.avg_sentence_length, 1),

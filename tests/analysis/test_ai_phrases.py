@@ -1,0 +1,127 @@
+"""The AI-phrase list: what it flags, where, and how a novel adds and removes phrases."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from novel_desktop.analysis.ai_phrases import (
+    CUSTOM_CATEGORY,
+    find_hits,
+    hits_by_category,
+    hits_per_1k,
+    load_default_phrases,
+    phrases_for_novel,
+)
+from novel_desktop.domain.style import AiBlacklist
+from tests.conftest import FIXTURES, SHARED
+
+AI_PARAGRAPH = (
+    "林枫嘴角微微上扬，勾起一抹意味深长的笑。苏瑶眼中闪过一丝慌乱，不是因为害怕，而是因为期待。"
+    "空气仿佛凝固了。他深吸一口气，心中涌起一股莫名的暖流。这一刻，他终于明白了。"
+)
+
+
+def test_the_shipped_list_has_150_entries_each_with_a_category_and_a_direction() -> None:
+    phrases = load_default_phrases()
+    assert len(phrases) >= 150
+    assert len({p.pattern for p in phrases}) == len(phrases)
+    for p in phrases:
+        assert p.category.strip() and p.suggestion.strip(), p.pattern
+    categories = {p.category for p in phrases}
+    assert {"神态套话", "比喻滥用", "情绪直述", "转折句式", "总结升华", "程度副词"} <= categories
+    assert any(p.regex for p in phrases) and any(not p.regex for p in phrases)
+
+
+def test_typical_llm_phrases_are_found_with_offsets_an_editor_can_underline() -> None:
+    hits = find_hits(AI_PARAGRAPH, load_default_phrases())
+    matched = [h.matched for h in hits]
+    assert "嘴角微微上扬" in matched
+    assert any(m.startswith("眼中闪过一丝慌乱") for m in matched)
+    assert any(m.startswith("不是因为害怕") and m.endswith("而是") for m in matched)
+    assert any(m.startswith("空气仿佛凝固") for m in matched)
+    assert any("深吸一口气" in m for m in matched)
+    assert any(m.startswith("心中涌起一股") for m in matched)
+    for hit in hits:
+        assert AI_PARAGRAPH[hit.start : hit.end] == hit.matched
+        assert hit.suggestion
+    assert hits_per_1k(AI_PARAGRAPH, hits) > 3  # far over the seed's limit
+
+
+def test_a_cliche_covered_by_a_literal_and_a_template_counts_once() -> None:
+    text = "他嘴角微微上扬。"
+    hits = find_hits(text, load_default_phrases())
+    assert [h.matched for h in hits if "嘴角" in h.matched] == ["嘴角微微上扬"]
+
+
+def test_human_prose_stays_under_the_seeds_limit() -> None:
+    text = (SHARED / "corpus" / "aq_zhengzhuan_pg25332_story.txt").read_text(encoding="utf-8")
+    hits = find_hits(text, load_default_phrases())
+    assert hits_per_1k(text, hits) < 3
+
+
+def test_hits_per_1k_counts_chars_as_a_writer_does() -> None:
+    text = "不禁" + "好" * 998  # 1000 字, one hit
+    assert hits_per_1k(text, find_hits(text, load_default_phrases())) == 1.0
+    assert hits_per_1k("", []) == 0.0
+
+
+def test_the_novels_own_additions_and_removals_apply() -> None:
+    blacklist = {
+        "words": ["不禁"],
+        "categories": {"口癖": ["说白了"]},
+        "custom_added": ["一股暖流", "re:冷冷地?(说|道)"],
+        "custom_removed": ["嘴角微微上扬", "微微"],
+    }
+    phrases = phrases_for_novel(blacklist)
+    text = "他嘴角微微上扬，冷冷道：“说白了，你不行。”"
+    hits = find_hits(text, phrases)
+    matched = {h.matched: h.category for h in hits}
+    assert "嘴角微微上扬" not in matched and "微微" not in matched  # the author's own style now
+    assert matched["说白了"] == "口癖"
+    assert matched["冷冷道"] == CUSTOM_CATEGORY
+    # The same text against the shipped list alone does flag the smile.
+    assert any(h.matched == "嘴角微微上扬" for h in find_hits(text, load_default_phrases()))
+
+
+def test_the_seed_project_blacklist_and_a_plain_list_are_read() -> None:
+    data = json.loads((FIXTURES / "seed_project" / "ai-blacklist.json").read_text(encoding="utf-8"))
+    phrases = phrases_for_novel(AiBlacklist.model_validate(data))
+    patterns = {p.pattern for p in phrases}
+    assert "深邃的眼眸" in patterns and "一股暖流" in patterns
+    assert "仿佛" not in patterns  # custom_removed
+    assert not find_hits("她仿佛睡着了。", [p for p in phrases if p.pattern == "仿佛"])
+    assert "独门套话" in {p.pattern for p in phrases_for_novel(["独门套话"])}
+
+
+def test_a_broken_regex_typed_by_the_author_is_taken_literally() -> None:
+    phrases = phrases_for_novel({"custom_added": ["re:(坏了"]})
+    assert find_hits("这下re:(坏了", phrases)[-1].matched == "re:(坏了"
+
+
+def test_hits_by_category_counts_most_first() -> None:
+    counts = hits_by_category(find_hits(AI_PARAGRAPH, load_default_phrases()))
+    assert list(counts.values()) == sorted(counts.values(), reverse=True)
+    assert sum(counts.values()) == len(find_hits(AI_PARAGRAPH, load_default_phrases()))
+
+
+_PIECES = st.sampled_from(
+    ["嘴角微微上扬", "不是", "而是", "仿佛", "一般", "，", "。", "他", "眼中闪过一丝", "\n", "微微"]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_PIECES, max_size=40).map("".join))
+def test_hits_are_in_order_do_not_overlap_and_slice_the_text(text: str) -> None:
+    hits = find_hits(text, load_default_phrases())
+    last = 0
+    for hit in hits:
+        assert hit.start >= last
+        assert text[hit.start : hit.end] == hit.matched
+        last = hit.end
+    for p in load_default_phrases():
+        if p.regex:
+            re.compile(p.pattern)
