@@ -1,0 +1,131 @@
+"""Pipeline benchmark: ``python -m tests.benchmarks.pipeline [--json]``.
+
+With the fake Messages API server streaming at a fixed token rate, it measures:
+
+- ``critical_path_ratio``: a chapter's wall time divided by the writer stage's time (the seed's sequential
+  design is about 2.4; Summarizer and StyleRefiner run concurrently here and the refiner returns edits);
+- ``overhead_ms_ch5`` / ``overhead_ms_ch500``: the whole chapter with an instant server, at chapter 5 and at
+  chapter 500 of a generated long novel (all of it is our overhead: SQLite, context, HTTP, parsing);
+- ``writer_prompt_tokens_ch30`` / ``_ch500``: the ChapterWriter prompt (pessimistic estimate: 1 token per CJK
+  character);
+- ``cacheable_input_share``: input tokens in cached blocks (cache writes + reads) over all input tokens;
+- ``refiner_output_share``: the refiner's output tokens over the chapter's (writer's) output tokens.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from novel_desktop.agents.chapter import LLMChapterAgents, writer_prompt
+from novel_desktop.agents.context import estimate_tokens, load_facts
+from novel_desktop.llm.client import LLMClient
+from novel_desktop.llm.settings import LLMSettings, RetrySettings
+from novel_desktop.pipeline.chapter import ChapterPipeline
+from novel_desktop.pipeline.interaction import InteractionManager, refuse_non_interactive
+from novel_desktop.storage.store import NovelStore
+from tests.benchmarks.longnovel import generate
+from tests.e2e.replies import judge_json, refiner_json, summarizer_json, writer_text
+from tests.fakes.anthropic_server import FakeAnthropicServer, Reply
+
+TOKEN_RATE = 1500.0  # output tokens per second for every role: a fast provider, so the run stays short
+
+
+def _script(server: FakeAnthropicServer, rate: float | None) -> None:
+    def reply(text: str) -> Reply:
+        return Reply(text, chunk_size=24, token_rate=rate)
+
+    server.set_default("chapter_writer", reply(writer_text(8)))
+    server.set_default("summarizer", reply(summarizer_json()))
+    server.set_default("style_refiner", reply(refiner_json()))
+    server.set_default("quality_judge", reply(judge_json(4.2)))
+    server.set_default("judge_secondary", reply(judge_json(4.2)))
+
+
+async def _one_chapter(path: Path, server: FakeAnthropicServer) -> tuple[float, dict[str, Any]]:
+    settings = LLMSettings(retry=RetrySettings(max_attempts=2, base_backoff_s=0.001, max_backoff_s=0.01))
+    with NovelStore.open(path) as store:
+        async with LLMClient(settings, api_key="sk-bench", base_url=server.base_url) as client:
+            pipeline = ChapterPipeline(
+                store, LLMChapterAgents(store, client), InteractionManager(refuse_non_interactive)
+            )
+            started = time.perf_counter()
+            outcome = await pipeline.run_chapter()
+            wall = time.perf_counter() - started
+        log = store.pipeline_log(outcome.chapter) or {}
+    return wall, log
+
+
+def _writer_prompt_tokens(path: Path, chapter: int) -> int:
+    with NovelStore.open(path, write=False) as store:
+        facts = load_facts(store, chapter)
+    return estimate_tokens(writer_prompt(facts).text)
+
+
+def run() -> dict[str, Any]:
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        os.environ["NOVEL_DESKTOP_DATA_DIR"] = str(root / "data")
+        short = generate(root / "short.novel", 4, per_volume=50)
+        long_ = generate(root / "long.novel", 499, per_volume=50)
+        ch30 = generate(root / "ch30.novel", 29, per_volume=50)
+        results["writer_prompt_tokens_ch30"] = _writer_prompt_tokens(ch30, 30)
+        results["writer_prompt_tokens_ch500"] = _writer_prompt_tokens(long_, 500)
+
+        with FakeAnthropicServer() as server:
+            # Instant server: everything measured is our own overhead. One chapter first, on a throwaway
+            # novel, so that one-time costs (importing the SDK, loading jieba) are not counted.
+            _script(server, None)
+            asyncio.run(_one_chapter(generate(root / "warm.novel", 2, per_volume=50), server))
+            results["overhead_ms_ch5"] = round(asyncio.run(_one_chapter(short, server))[0] * 1000, 1)
+            results["overhead_ms_ch500"] = round(asyncio.run(_one_chapter(long_, server))[0] * 1000, 1)
+
+        with FakeAnthropicServer() as server:
+            _script(server, TOKEN_RATE)
+            paced = generate(root / "paced.novel", 6, per_volume=50)
+            asyncio.run(
+                _one_chapter(paced, server)
+            )  # warms the prompt cache, as a day's second chapter would
+            wall, log = asyncio.run(_one_chapter(paced, server))
+        stages = log.get("stages", [])
+        draft_ms = sum(s["duration_ms"] for s in stages if s["name"] == "draft")
+        results["critical_path_ratio"] = round(wall * 1000 / max(1, draft_ms), 2)
+        total_in = sum(
+            s["input_tokens"] + s["cache_creation_input_tokens"] + s["cache_read_input_tokens"]
+            for s in stages
+        )
+        cached = sum(s["cache_creation_input_tokens"] + s["cache_read_input_tokens"] for s in stages)
+        results["cacheable_input_share"] = round(cached / max(1, total_in), 3)
+        writer_out = sum(s["output_tokens"] for s in stages if s["name"] == "draft")
+        refiner_out = sum(s["output_tokens"] for s in stages if s["name"] == "refine")
+        results["refiner_output_share"] = round(refiner_out / max(1, writer_out), 3)
+        results["chapter_wall_s"] = round(wall, 2)
+        results["chapter_cost_usd"] = round(float(log.get("total_cost_usd", 0.0)), 4)
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args(argv)
+    results = run()
+    if args.json:
+        print(json.dumps(results, ensure_ascii=False))
+    else:
+        for key, value in results.items():
+            print(f"{key:28s} {value}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
