@@ -65,6 +65,7 @@ _COMPOUND_SURNAMES = {
 _PLACE_SUFFIXES = set("山峰岭嶺谷河江湖海岛島城镇鎮村州府县縣国國洲宫宮殿寺庙廟观觀洞关關崖渊淵原")
 _ORG_SUFFIXES = ("宗", "门", "門", "派", "帮", "幫", "会", "會", "教", "盟", "阁", "閣", "堂", "家族")
 _HAN_WORD_RE = re.compile(r"^[\u3400-\u9fff]{2,4}$")
+_HAN_RUN_RE = re.compile(r"^[\u3400-\u9fff]+$")
 
 #: After a name: an optional short stretch, then a verb of speech ("林枫冷笑道", "陈老低声说").
 _SPEECH_AFTER_RE = re.compile(
@@ -341,9 +342,13 @@ def proper_noun_candidates(tokens: Sequence[segment.Token]) -> dict[str, tuple[s
     character, and are skipped otherwise.
     """
     found: dict[str, tuple[str, int, int]] = {}
-    for tok in tokens:
+    for i, tok in enumerate(tokens):
         word = tok.word
         if len(word) < 2:
+            name = _surname_plus_given(tok, tokens[i + 1] if i + 1 < len(tokens) else None)
+            if name:
+                prev = found.get(name)
+                found[name] = ("nr", 1, tok.start) if prev is None else (prev[0], prev[1] + 1, prev[2])
             continue
         tag = tok.tag
         if tag:
@@ -357,6 +362,16 @@ def proper_noun_candidates(tokens: Sequence[segment.Token]) -> dict[str, tuple[s
         prev = found.get(word)
         found[word] = (kind, 1, tok.start) if prev is None else (prev[0], prev[1] + 1, prev[2])
     return found
+
+
+def _surname_plus_given(tok: segment.Token, nxt: segment.Token | None) -> str:
+    # jieba splits an invented name whose given name is a dictionary word ("萧" + "无尘"); join them back.
+    if nxt is None or tok.word not in _SURNAMES or nxt.start != tok.end or not tok.tag.startswith("nr"):
+        return ""
+    given = nxt.word
+    if not 1 <= len(given) <= 2 or not _HAN_RUN_RE.match(given):
+        return ""
+    return tok.word + given if nxt.tag[:1] in ("", "n", "a") and not nxt.tag.startswith("nr") else ""
 
 
 def _guess_kind(word: str) -> str:
