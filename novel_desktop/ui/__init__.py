@@ -1,1 +1,1 @@
-"""ui layer (see ARCHITECTURE.md)."""
+"""Windows, views and dialogs (PySide6). Views read and write through controllers only."""

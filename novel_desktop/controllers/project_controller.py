@@ -1,0 +1,168 @@
+"""The open novel, as the GUI sees it: reads for the views, writes on their behalf, and change signals.
+
+Views never touch the store or a database session: they call this controller and listen to its signals.
+Reads are short SQLite queries (milliseconds) and run in the GUI thread; anything long goes through
+``asyncio.to_thread`` in the pipeline controller.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from novel_desktop.storage import layout, lock
+from novel_desktop.storage.store import ChapterInfo, NovelStore, RevisionInfo, StatusReport
+
+
+class ProjectController(QObject):
+    """Owns the :class:`NovelStore` of the open novel (opened for writing: it holds the writer lock)."""
+
+    project_opened = Signal(str)
+    project_closed = Signal()
+    #: Chapters were added, removed, or changed status (tree and views refresh).
+    chapters_changed = Signal()
+    #: A chapter's text was saved by the author; the list holds the chapters now marked needs_rebuild.
+    chapter_saved = Signal(int, list)
+    #: A document (outline, contract, style profile …) changed; the argument is its path.
+    document_changed = Signal(str)
+    status_changed = Signal()
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._store: NovelStore | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+    @property
+    def store(self) -> NovelStore:
+        """The open store; only controllers (never views) may use it directly."""
+        if self._store is None:
+            raise RuntimeError("no novel is open")
+        return self._store
+
+    @property
+    def is_open(self) -> bool:
+        return self._store is not None
+
+    @property
+    def path(self) -> Path | None:
+        return self._store.path if self._store else None
+
+    def open(self, path: str | Path) -> None:
+        """Open a novel for writing. Raises StoreError, SchemaError or ProjectLocked (with the holder)."""
+        self.close()
+        self._store = NovelStore.open(path, write=True)
+        self.project_opened.emit(str(self._store.path))
+
+    def create(self, path: str | Path, *, title: str, genre: str | None, platform: str) -> None:
+        self.close()
+        self._store = NovelStore.create(path, title=title, genre=genre, platform=platform)
+        self.project_opened.emit(str(self._store.path))
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+            self.project_closed.emit()
+
+    @staticmethod
+    def clear_stale_lock(path: str | Path) -> lock.LockInfo | None:
+        """Clear a stale writer lock (after the author confirmed it)."""
+        from novel_desktop.storage.engine import make_engine
+
+        engine = make_engine(Path(path))
+        try:
+            return lock.clear_stale(engine)
+        finally:
+            engine.dispose()
+
+    # ------------------------------------------------------------------ reads
+    def title(self) -> str:
+        return self.store.meta().get("title", "") if self.is_open else ""
+
+    def meta(self) -> dict[str, str]:
+        return self.store.meta()
+
+    def status(self) -> StatusReport:
+        return self.store.status()
+
+    def checkpoint(self) -> dict[str, Any]:
+        return self.store.checkpoint()
+
+    def chapters(self) -> list[ChapterInfo]:
+        return self.store.list_chapters()
+
+    def chapter_text(self, number: int) -> str:
+        return self.store.chapter_text(number) or ""
+
+    def revisions(self, number: int) -> list[RevisionInfo]:
+        return self.store.revisions(number)
+
+    def revision_text(self, revision_id: int) -> str:
+        return self.store.revision_text(revision_id) or ""
+
+    def summary(self, number: int) -> str:
+        return self.store.summary(number) or ""
+
+    def evaluation(self, number: int) -> dict[str, Any] | None:
+        return self.store.evaluation(number)
+
+    def pipeline_log(self, number: int) -> dict[str, Any] | None:
+        return self.store.pipeline_log(number)
+
+    def document(self, path: str) -> str | None:
+        return self.store.document(path)
+
+    def document_json(self, path: str) -> Any:
+        text = self.store.document(path)
+        if not text:
+            return None
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError:
+            return None
+
+    def documents(self, prefix: str) -> list[str]:
+        return self.store.list_documents(prefix)
+
+    def current_state(self) -> dict[str, Any]:
+        return self.store.current_state()
+
+    def volumes(self) -> list[tuple[int, str]]:
+        """(number, title) of every volume that has chapters, an outline or a name."""
+        numbers = {c.volume for c in self.chapters()}
+        for path in self.documents("volumes/"):
+            part = path.split("/")[1]
+            if part.startswith("vol-") and part[4:].isdigit():
+                numbers.add(int(part[4:]))
+        numbers.add(int(self.checkpoint().get("current_volume") or 1))
+        out = []
+        for n in sorted(numbers):
+            info = self.document_json(layout.volume_info_path(n)) or {}
+            out.append((n, str(info.get("title") or "")))
+        return out
+
+    def staged_text(self, number: int) -> str | None:
+        """The uncommitted text of an in-flight chapter, if any."""
+        return self.store.staging(layout.chapter_path(number))
+
+    # ------------------------------------------------------------------ writes
+    def save_chapter(self, number: int, text: str) -> list[int]:
+        """Keep the author's edit as a new revision; returns the chapters now needing a rebuild."""
+        marked = self.store.save_manual_edit(number, text)
+        if marked:
+            self.chapter_saved.emit(number, marked)
+            self.chapters_changed.emit()
+            self.status_changed.emit()
+        return marked
+
+    def save_document(self, path: str, content: str) -> None:
+        self.store.put_document(path, content)
+        self.document_changed.emit(path)
+
+    def notify_pipeline_commit(self) -> None:
+        """The pipeline committed a chapter (called by the pipeline controller)."""
+        self.chapters_changed.emit()
+        self.status_changed.emit()
