@@ -12,8 +12,10 @@ from collections.abc import Sequence
 
 from novel_desktop import __version__
 from novel_desktop.cli import ask as ask_cmds
+from novel_desktop.cli import executor as executor_cmds
 from novel_desktop.cli import export as export_cmds
 from novel_desktop.cli import import_text as import_text_cmds
+from novel_desktop.cli import lifecycle as lifecycle_cmds
 from novel_desktop.cli import outline as outline_cmds
 from novel_desktop.cli import project as project_cmds
 from novel_desktop.cli import state as state_cmds
@@ -43,6 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
     export_cmds.register(subparsers)
     outline_cmds.register(subparsers)
     writing_cmds.register(subparsers)
+    lifecycle_cmds.register(subparsers)
+    executor_cmds.register(subparsers)
     return parser
 
 
