@@ -66,7 +66,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("已取消 / cancelled", file=sys.stderr)
         return 130
+    except Exception as exc:  # an author never sees a traceback; the details go to a log file
+        where = _log_crash(exc)
+        print(
+            f"内部错误 / internal error: {type(exc).__name__}: {exc}（详情见 details in {where}）",
+            file=sys.stderr,
+        )
+        return 70
     return code
+
+
+def _log_crash(exc: BaseException) -> str:
+    """Append the traceback to ``crash.log`` in the data folder; return where it went."""
+    import traceback
+
+    from novel_desktop.paths import user_data_dir
+
+    try:
+        folder = user_data_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / "crash.log"
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write("".join(traceback.format_exception(exc)) + "\n")
+        return str(path)
+    except OSError:
+        return "(无法写入日志 / log not writable)"
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -199,3 +199,18 @@ def test_every_command_has_bilingual_help() -> None:
         assert out.returncode == 0, argv
         assert any("\u4e00" <= ch <= "\u9fff" for ch in out.stdout), argv
         assert any(ch.isascii() and ch.isalpha() for ch in out.stdout), argv
+
+
+def test_an_unexpected_error_is_one_line_and_a_log(
+    novel: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def boom(self: NovelStore) -> object:
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(NovelStore, "status", boom)
+    assert main(["status", str(novel)]) == 70
+    err = capsys.readouterr().err
+    assert "disk on fire" in err
+    assert "Traceback" not in err
+    log = Path(err.split("details in ")[1].rstrip("）\n"))
+    assert "Traceback" in log.read_text(encoding="utf-8")
