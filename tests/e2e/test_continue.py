@@ -179,3 +179,32 @@ def test_cancel_mid_stream_commits_nothing(novel: Path, fake: FakeAnthropicServe
         assert store.status().chapters == 2
     with NovelStore.open(novel, write=True) as again:  # the lock was released
         assert again.checkpoint()["pipeline_stage"] == "drafting"
+
+
+@pytest.mark.parametrize(
+    ("judges", "roles", "decision"),
+    [
+        ([judge_json(3.7)], {"style_refiner": 2}, "polish"),  # 3.5-3.9: one more polish, then commit
+        (
+            [judge_json(4.6, violation=True), judge_json(4.4)],
+            {"reviser": 1},
+            "pass",
+        ),  # violation forces revision
+        (
+            [judge_json(1.5), judge_json(4.0)],
+            {"reviser": 1},
+            "pass",
+        ),  # < 2.0: rewritten by the stronger model
+    ],
+)
+def test_each_gate_branch(
+    novel: Path, fake: FakeAnthropicServer, judges: list[str], roles: dict[str, int], decision: str
+) -> None:
+    fake.script("quality_judge", *judges)
+    assert main(["continue", str(novel), "--non-interactive"]) == 0
+    for role, count in roles.items():
+        assert len(fake.requests_for(role)) == count
+    with NovelStore.open(novel, write=False) as store:
+        log = store.pipeline_log(3)
+    assert log["gate_decision"] == decision
+    assert log["revisions"] == (1 if "reviser" in roles else 0)
