@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from novel_desktop import __version__
 from novel_desktop.cli import ask as ask_cmds
+from novel_desktop.cli import demo as demo_cmds
 from novel_desktop.cli import executor as executor_cmds
 from novel_desktop.cli import export as export_cmds
 from novel_desktop.cli import import_text as import_text_cmds
@@ -47,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     writing_cmds.register(subparsers)
     lifecycle_cmds.register(subparsers)
     executor_cmds.register(subparsers)
+    demo_cmds.register(subparsers)
     return parser
 
 
