@@ -6,6 +6,11 @@ that end at a ``cache_control`` breakpoint), scripts replies per agent role (the
 and injects faults: HTTP errors (429 with retry-after, 500, 529), an ``error`` event in the middle of a
 stream, a dropped connection, malformed JSON, truncation at max_tokens, an empty reply, a slow stream.
 
+It also serves a minimal Message Batches API (``POST /v1/messages/batches``, ``GET …/batches/{id}`` and
+``GET …/batches/{id}/results`` as JSONL). A batched request takes its reply from the queue named by its
+``custom_id``, else ``BATCH_ROLE``, else ``ANY_ROLE``; a scripted HTTP error becomes an ``errored`` result.
+A batch reports ``in_progress`` for ``batch_polls_before_end`` retrievals, then ``ended``.
+
 Example::
 
     with FakeAnthropicServer() as server:
@@ -30,6 +35,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 ANY_ROLE = "*"
+#: The queue batched requests take their replies from when no queue is named by their custom_id.
+BATCH_ROLE = "batch"
 
 
 def estimate_tokens(text: str) -> int:
@@ -174,6 +181,9 @@ class FakeAnthropicServer:
         self._defaults: dict[str, Reply] = {}
         self._cache: set[tuple[str, str]] = set()
         self._stopping = threading.Event()
+        #: Message Batches: id → the batch object and its JSONL result lines; retrievals so far.
+        self.batches: dict[str, dict[str, Any]] = {}
+        self.batch_polls_before_end = 1
         self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -234,12 +244,16 @@ class FakeAnthropicServer:
         with self._lock:
             self._cache.clear()
 
-    def _next_reply(self, role: str | None) -> Reply:
+    def _next_reply(self, role: str | None, *more: str) -> Reply:
         with self._lock:
-            for key in (role or "", ANY_ROLE):
+            keys = (role or "", *more, ANY_ROLE)
+            for key in keys:
                 if self._queues[key]:
                     return self._queues[key].popleft()
-            return self._defaults.get(role or "", self._defaults.get(ANY_ROLE, self.default_reply))
+            for key in keys:
+                if key in self._defaults:
+                    return self._defaults[key]
+            return self.default_reply
 
     # --- usage with simulated prompt caching ---
     def _prompt_usage(self, body: dict[str, Any]) -> dict[str, int]:
@@ -345,19 +359,13 @@ class _Handler(BaseHTTPRequestHandler):
         record = RecordedRequest(path, headers, body)
         with self.owner._lock:
             self.owner.requests.append(record)
-        if path != "/v1/messages":
+        if path not in ("/v1/messages", "/v1/messages/batches"):
             self._send_error(404, "not_found_error", f"no route {path}")
             return
-
-        key = headers.get("x-api-key")
-        auth = headers.get("authorization", "")
-        if not key and auth.lower().startswith("bearer "):
-            key = auth[7:].strip()
-        if not key:
-            self._send_error(401, "authentication_error", "x-api-key header is required")
+        if not self._authorized(headers):
             return
-        if self.owner.api_key is not None and key != self.owner.api_key:
-            self._send_error(401, "authentication_error", "invalid x-api-key")
+        if path == "/v1/messages/batches":
+            self._create_batch(body)
             return
         for name in ("model", "max_tokens", "messages"):
             if name not in body:
@@ -389,6 +397,122 @@ class _Handler(BaseHTTPRequestHandler):
                 self.owner.client_disconnected.set()
         else:
             self._json_message(reply, model, usage)
+
+    def _authorized(self, headers: dict[str, str]) -> bool:
+        """Check the key (``x-api-key`` or ``Authorization: Bearer``); answer 401 and return False if bad."""
+        key = headers.get("x-api-key")
+        auth = headers.get("authorization", "")
+        if not key and auth.lower().startswith("bearer "):
+            key = auth[7:].strip()
+        if not key:
+            self._send_error(401, "authentication_error", "x-api-key header is required")
+            return False
+        if self.owner.api_key is not None and key != self.owner.api_key:
+            self._send_error(401, "authentication_error", "invalid x-api-key")
+            return False
+        return True
+
+    # --- Message Batches ---
+    def _create_batch(self, body: dict[str, Any]) -> None:
+        requests = body.get("requests")
+        if not isinstance(requests, list) or not requests:
+            self._send_error(400, "invalid_request_error", "requests: must be a non-empty list")
+            return
+        batch_id = f"msgbatch_{uuid.uuid4().hex[:24]}"
+        lines: list[str] = []
+        counts = {"processing": 0, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
+        for item in requests:
+            custom_id = str(item.get("custom_id", ""))
+            params = dict(item.get("params") or {})
+            with self.owner._lock:
+                self.owner.requests.append(RecordedRequest(f"/v1/messages/batches#{custom_id}", {}, params))
+            reply = self.owner._next_reply(custom_id, BATCH_ROLE)
+            if reply.http_status is not None:
+                result: dict[str, Any] = {
+                    "type": "errored",
+                    "error": {
+                        "type": "error",
+                        "error": {
+                            "type": reply.error_type or "api_error",
+                            "message": reply.error_message or f"scripted {reply.http_status}",
+                        },
+                    },
+                }
+                counts["errored"] += 1
+            else:
+                usage = self.owner._prompt_usage(params)
+                usage["output_tokens"] = 0 if reply.empty else estimate_tokens(reply.text)
+                usage.update(reply.usage)
+                result = {
+                    "type": "succeeded",
+                    "message": {
+                        "id": f"msg_{uuid.uuid4().hex[:24]}",
+                        "type": "message",
+                        "role": "assistant",
+                        "model": reply.model or str(params.get("model", "")),
+                        "content": [] if reply.empty else [{"type": "text", "text": reply.text}],
+                        "stop_reason": reply.stop_reason,
+                        "stop_sequence": None,
+                        "usage": usage,
+                    },
+                }
+                counts["succeeded"] += 1
+            lines.append(json.dumps({"custom_id": custom_id, "result": result}, ensure_ascii=False))
+        batch = {
+            "id": batch_id,
+            "type": "message_batch",
+            "processing_status": "in_progress",
+            "request_counts": {**counts, "processing": len(requests), "succeeded": 0, "errored": 0},
+            "created_at": "2026-03-01T00:00:00Z",
+            "expires_at": "2026-03-02T00:00:00Z",
+            "ended_at": None,
+            "cancel_initiated_at": None,
+            "archived_at": None,
+            "results_url": None,
+        }
+        with self.owner._lock:
+            self.owner.batches[batch_id] = {"batch": batch, "lines": lines, "counts": counts, "polls": 0}
+        self._send_json(200, batch)
+
+    def do_GET(self) -> None:
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        path = self.path.split("?", 1)[0]
+        with self.owner._lock:
+            self.owner.requests.append(RecordedRequest(path, headers, {}))
+        parts = path.strip("/").split("/")
+        if len(parts) not in (4, 5) or parts[:3] != ["v1", "messages", "batches"]:
+            self._send_error(404, "not_found_error", f"no route {path}")
+            return
+        if not self._authorized(headers):
+            return
+        with self.owner._lock:
+            entry = self.owner.batches.get(parts[3])
+            if entry is not None and len(parts) == 4:
+                entry["polls"] += 1
+                if entry["polls"] > self.owner.batch_polls_before_end:
+                    entry["batch"].update(
+                        processing_status="ended",
+                        request_counts={**entry["counts"], "processing": 0},
+                        ended_at="2026-03-01T00:05:00Z",
+                        results_url=f"{self.owner.base_url}/v1/messages/batches/{parts[3]}/results",
+                    )
+            batch = dict(entry["batch"]) if entry is not None else None
+        if entry is None or batch is None:
+            self._send_error(404, "not_found_error", f"no batch {parts[3]}")
+            return
+        if len(parts) == 4:
+            self._send_json(200, batch)
+            return
+        if parts[4] != "results" or batch["processing_status"] != "ended":
+            self._send_error(404, "not_found_error", "results are not ready")
+            return
+        data = ("\n".join(entry["lines"]) + "\n").encode()
+        self.send_response(200)
+        self.send_header("content-type", "application/binary")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
 
     def _json_message(self, reply: Reply, model: str, usage: dict[str, int]) -> None:
         if reply.mid_stream_error:
@@ -492,4 +616,4 @@ class _Handler(BaseHTTPRequestHandler):
         self._chunk(b"")  # the terminating zero-length chunk
 
 
-__all__ = ["ANY_ROLE", "FakeAnthropicServer", "RecordedRequest", "Reply", "estimate_tokens"]
+__all__ = ["ANY_ROLE", "BATCH_ROLE", "FakeAnthropicServer", "RecordedRequest", "Reply", "estimate_tokens"]
