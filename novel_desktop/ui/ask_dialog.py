@@ -1,14 +1,347 @@
-"""The NOVEL_ASK question dialog (stub; its owner replaces this module)."""
+"""The NOVEL_ASK question dialog (seed 000): a QuestionSpec in, a validated AnswerSpec out.
+
+Single choice is radio buttons, multi choice check boxes, free text a text box; ``allow_other`` adds an
+automatic "其他" with an inline text field; defaults are preselected and recommended options come first.
+The dialog cannot be submitted until every required question is answered, and what it returns has passed
+``validate_answer_spec`` — the same check the pipeline applies to an answers file.
+"""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QDialog, QWidget
+import asyncio
 
-from novel_desktop.domain.novel_ask import AnswerSpec, QuestionSpec
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QAbstractButton,
+    QButtonGroup,
+    QCheckBox,
+    QDialog,
+    QDialogButtonBox,
+    QFrame,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QRadioButton,
+    QScrollArea,
+    QVBoxLayout,
+    QWidget,
+)
+
+from novel_desktop.domain.novel_ask import (
+    AnswerSpec,
+    AnswerSpecInvalid,
+    Question,
+    QuestionOption,
+    QuestionSpec,
+    build_answer_spec,
+    validate_answer_spec,
+)
+from novel_desktop.ui.i18n import tr
+
+ANSWERED_BY = "novel_desktop"
+_RECOMMENDED_MARKERS = ("推荐", "recommended")
+
+
+def is_recommended(option: QuestionOption) -> bool:
+    """An option the question's author marked as recommended (in its label or description)."""
+    text = f"{option.label} {option.description}".lower()
+    return any(marker in text for marker in _RECOMMENDED_MARKERS)
+
+
+def ordered_options(question: Question) -> list[QuestionOption]:
+    """Recommended options first, otherwise in the spec's order (a stable sort)."""
+    return sorted(question.options, key=lambda o: not is_recommended(o))
+
+
+class _QuestionBox(QGroupBox):
+    """One question: its header as the title, the question text, and the answer widgets."""
+
+    changed = Signal()
+
+    def __init__(self, question: Question, parent: QWidget | None = None) -> None:
+        super().__init__(question.header, parent)
+        self.question = question
+        self.buttons: dict[str, QAbstractButton] = {}
+        self.other_button: QAbstractButton | None = None
+        self.other_edit: QLineEdit | None = None
+        self.text_edit: QPlainTextEdit | None = None
+        self._group: QButtonGroup | None = None
+
+        layout = QVBoxLayout(self)
+        layout.setSpacing(6)
+        text = QLabel(question.question)
+        text.setWordWrap(True)
+        text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(text)
+        hint = self._hint()
+        if hint:
+            hint_label = QLabel(hint)
+            hint_label.setObjectName("hint")
+            hint_label.setStyleSheet("color: palette(mid);")
+            layout.addWidget(hint_label)
+
+        if question.kind == "free_text":
+            self.text_edit = QPlainTextEdit()
+            self.text_edit.setPlaceholderText(tr("在这里填写"))
+            self.text_edit.setFixedHeight(self.text_edit.fontMetrics().lineSpacing() * 4 + 16)
+            if isinstance(question.default, str):
+                self.text_edit.setPlainText(question.default)
+            self.text_edit.textChanged.connect(self.changed)
+            layout.addWidget(self.text_edit)
+            return
+
+        single = question.kind == "single_choice"
+        if single:
+            self._group = QButtonGroup(self)
+            self._group.setExclusive(True)
+        for option in ordered_options(question):
+            button = self._make_button(option.label + (tr("（推荐）") if self._needs_tag(option) else ""))
+            self.buttons[option.label] = button
+            layout.addWidget(button)
+            if option.description:
+                desc = QLabel(option.description)
+                desc.setWordWrap(True)
+                desc.setStyleSheet("color: palette(dark); margin-left: 24px;")
+                layout.addWidget(desc)
+        if question.allow_other:
+            row = QHBoxLayout()
+            self.other_button = self._make_button(tr("其他"))
+            self.other_edit = QLineEdit()
+            self.other_edit.setPlaceholderText(tr("填写其他答案"))
+            # Typing an answer of one's own means choosing "其他".
+            self.other_edit.textEdited.connect(self._on_other_edited)
+            self.other_edit.textChanged.connect(self.changed)
+            row.addWidget(self.other_button)
+            row.addWidget(self.other_edit, 1)
+            layout.addLayout(row)
+        self._preselect()
+
+    def _on_other_edited(self, _text: str) -> None:
+        if self.other_button is not None:
+            self.other_button.setChecked(True)
+
+    def _hint(self) -> str:
+        parts = [tr("必答") if self.question.required else tr("选填")]
+        if self.question.kind == "multi_choice":
+            parts.append(tr("可多选"))
+        return " · ".join(parts)
+
+    @staticmethod
+    def _needs_tag(option: QuestionOption) -> bool:
+        # The marker may sit only in the description; show it on the option itself as well.
+        return is_recommended(option) and not any(m in option.label.lower() for m in _RECOMMENDED_MARKERS)
+
+    def _make_button(self, text: str) -> QAbstractButton:
+        button: QAbstractButton
+        if self.question.kind == "single_choice":
+            button = QRadioButton(text)
+            assert self._group is not None
+            self._group.addButton(button)
+        else:
+            button = QCheckBox(text)
+        button.toggled.connect(lambda _on: self.changed.emit())
+        return button
+
+    def _preselect(self) -> None:
+        default = self.question.default
+        chosen = [default] if isinstance(default, str) else list(default or [])
+        for value in chosen:
+            if value in self.buttons:
+                self.buttons[value].setChecked(True)
+            elif self.other_button is not None and self.other_edit is not None:
+                # A default outside the labels is an "其他" answer (allowed only with allow_other).
+                self.other_button.setChecked(True)
+                existing = self.other_edit.text()
+                self.other_edit.setText(f"{existing}、{value}" if existing else value)
+
+    # ------------------------------------------------------------------ reading the answer
+    def _other_text(self) -> str:
+        return self.other_edit.text().strip() if self.other_edit is not None else ""
+
+    def is_complete(self) -> bool:
+        """Required questions answered, and a checked "其他" has text."""
+        if self.other_button is not None and self.other_button.isChecked() and not self._other_text():
+            return False
+        if not self.question.required:
+            return True
+        value = self.answer()
+        if isinstance(value, list):
+            return bool(value)
+        return bool(value and value.strip())
+
+    def answer(self) -> str | list[str] | None:
+        if self.text_edit is not None:
+            return self.text_edit.toPlainText()
+        picked = [label for label, button in self.buttons.items() if button.isChecked()]
+        # Keep the spec's order in the answer, not the display order.
+        picked.sort(key=self.question.labels.index)
+        other = self._other_text() if self.other_button is not None and self.other_button.isChecked() else ""
+        if self.question.kind == "single_choice":
+            return other or (picked[0] if picked else None)
+        if other and other not in picked:
+            picked.append(other)
+        return picked
 
 
 class AskDialog(QDialog):
+    """Modal questions; :meth:`ask` (blocking) or :meth:`ask_async` (from a coroutine) return the answer."""
+
+    def __init__(self, spec: QuestionSpec, context: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.spec = spec
+        self._answer: AnswerSpec | None = None
+        headers = [q.header for q in spec.questions]
+        self.setWindowTitle(headers[0] if len(headers) == 1 else tr("需要你的决定"))
+        self.setMinimumWidth(560)
+
+        outer = QVBoxLayout(self)
+        outer.setSpacing(10)
+        title = QLabel(
+            headers[0] if len(headers) == 1 else tr("需要你的决定（{n} 个问题）").format(n=len(headers))
+        )
+        font = title.font()
+        font.setPointSizeF(font.pointSizeF() * 1.25)
+        font.setBold(True)
+        title.setFont(font)
+        title.setWordWrap(True)
+        outer.addWidget(title)
+
+        self.context_label: QLabel | None = None
+        if context.strip():
+            self.context_label = QLabel(context)
+            self.context_label.setWordWrap(True)
+            self.context_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            self.context_label.setFrameShape(QFrame.Shape.StyledPanel)
+            self.context_label.setStyleSheet(
+                "QLabel { background: #fff8e1; color: #4e3b00; border: 1px solid #f0d78c;"
+                " border-radius: 4px; padding: 8px; }"
+            )
+            outer.addWidget(self.context_label)
+
+        body = QWidget()
+        body_layout = QVBoxLayout(body)
+        body_layout.setContentsMargins(0, 0, 0, 0)
+        body_layout.setSpacing(12)
+        self.boxes: dict[str, _QuestionBox] = {}
+        for question in spec.questions:
+            box = _QuestionBox(question)
+            box.changed.connect(self._update_ok)
+            self.boxes[question.id] = box
+            body_layout.addWidget(box)
+        body_layout.addStretch(1)
+        self.scroll_area = QScrollArea()
+        self.scroll_area.setWidgetResizable(True)
+        self.scroll_area.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroll_area.setWidget(body)
+        outer.addWidget(self.scroll_area, 1)
+
+        self.error_label = QLabel()
+        self.error_label.setWordWrap(True)
+        self.error_label.setStyleSheet("color: #b00020;")
+        self.error_label.hide()
+        outer.addWidget(self.error_label)
+
+        buttons = QDialogButtonBox()
+        self.ok_button: QPushButton = buttons.addButton(tr("提交"), QDialogButtonBox.ButtonRole.AcceptRole)
+        self.cancel_button: QPushButton = buttons.addButton(
+            tr("取消"), QDialogButtonBox.ButtonRole.RejectRole
+        )
+        self.ok_button.setDefault(True)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        outer.addWidget(buttons)
+        self._update_ok()
+        self._fit(body)
+
+    def _fit(self, body: QWidget) -> None:
+        """Tall enough to show every question when they fit on screen; the scroll area takes the rest."""
+        screen = self.screen().availableGeometry() if self.screen() else None
+        limit = int(screen.height() * 0.8) if screen else 700
+        wanted = (
+            body.sizeHint().height()
+            + 160
+            + (self.context_label.sizeHint().height() if self.context_label else 0)
+        )
+        self.resize(max(self.minimumWidth(), 600), min(max(wanted, 280), limit))
+
+    # ------------------------------------------------------------------ accessors (tests, the controller)
+    def option_button(self, question_id: str, label: str) -> QAbstractButton:
+        return self.boxes[question_id].buttons[label]
+
+    def other_button(self, question_id: str) -> QAbstractButton | None:
+        return self.boxes[question_id].other_button
+
+    def other_edit(self, question_id: str) -> QLineEdit | None:
+        return self.boxes[question_id].other_edit
+
+    def text_edit(self, question_id: str) -> QPlainTextEdit | None:
+        return self.boxes[question_id].text_edit
+
+    def answers(self) -> dict[str, object]:
+        """What is filled in now, question id → value (blank optional answers included; the spec builder drops
+        them)."""
+        return {qid: box.answer() for qid, box in self.boxes.items()}
+
+    def answer(self) -> AnswerSpec | None:
+        """The submitted AnswerSpec; None until the dialog was accepted."""
+        return self._answer
+
+    # ------------------------------------------------------------------ behaviour
+    def _update_ok(self) -> None:
+        self.ok_button.setEnabled(all(box.is_complete() for box in self.boxes.values()))
+        self.error_label.hide()
+
+    def accept(self) -> None:
+        if not self.ok_button.isEnabled():
+            return
+        try:
+            spec = build_answer_spec(self.spec, self.answers(), answered_by=ANSWERED_BY)
+            problems = validate_answer_spec(self.spec, spec.to_json_dict())
+            if problems:
+                raise AnswerSpecInvalid(problems)
+        except AnswerSpecInvalid as exc:
+            self.error_label.setText("\n".join(str(p) for p in exc.problems))
+            self.error_label.show()
+            return
+        self._answer = spec
+        super().accept()
+
+    # ------------------------------------------------------------------ entry points
     @classmethod
     def ask(cls, parent: QWidget | None, spec: QuestionSpec, context: str = "") -> AnswerSpec | None:
         """Show the questions modally; the validated AnswerSpec, or None when cancelled."""
-        return None
+        dialog = cls(spec, context, parent)
+        try:
+            return dialog.answer() if dialog.exec() == QDialog.DialogCode.Accepted else None
+        finally:
+            dialog.deleteLater()
+
+    @classmethod
+    async def ask_async(
+        cls, parent: QWidget | None, spec: QuestionSpec, context: str = ""
+    ) -> AnswerSpec | None:
+        """As :meth:`ask`, from a coroutine: ``open()`` plus a future, so no nested event loop runs inside a
+        task. Cancelling the awaiting task closes the dialog."""
+        dialog = cls(spec, context, parent)
+        if parent is None:
+            dialog.setWindowModality(Qt.WindowModality.ApplicationModal)
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def on_finished(_code: int) -> None:
+            if not done.done():
+                done.set_result(None)
+
+        dialog.finished.connect(on_finished)
+        dialog.open()
+        try:
+            await done
+        except asyncio.CancelledError:
+            dialog.reject()
+            raise
+        finally:
+            dialog.deleteLater()
+        return dialog.answer()
