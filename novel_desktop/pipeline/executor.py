@@ -1,0 +1,915 @@
+"""Steps for an external executor (Claude Code, Codex) working on an exported project folder (seed 000).
+
+The novel's checkpoint says which step comes next (:func:`next_step`); :func:`instructions` describes that
+step as a seed-000 :class:`InstructionPacket`: which agent runs, the project-relative files it reads
+(``manifest.paths``, §8.3) and small values inline, a NOVEL_ASK gate (``novel_ask`` + ``answer_path``) where
+the author must decide, the files it must write (``expected_outputs``), and the commands that follow.
+The executor writes those files into the folder (``novel export-folder``); :func:`validate` checks them
+against the domain models and the gate's AnswerSpec against its QuestionSpec; :func:`advance` imports them
+into staging and moves the checkpoint — a commit goes through :meth:`NovelStore.commit_chapter`, one
+transaction, exactly as ``novel continue`` commits.
+
+Step ids::
+
+    novel:init               WorldBuilder (light): world rules, first storyline; gate: platform binding
+    volume:02:plan           PlotArchitect: the volume outline; gate: the author confirms the outline
+    chapter:048:draft        ChapterWriter → staging/chapters/chapter-048.md
+    chapter:048:summarize    Summarizer → summary, state delta (and storyline memory)
+    chapter:048:refine       StyleRefiner → the polished staging/chapters/chapter-048.md
+    chapter:048:judge        QualityJudge → staging/evaluations/chapter-048-eval.json
+    chapter:048:revise       reviser → a new staging/chapters/chapter-048.md from the judge's fixes
+    chapter:048:commit       no agent: the quality gate, then the commit; gate when the score is 2.0-2.9
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from novel_desktop.domain.common import iso_now
+from novel_desktop.domain.evaluation import DIMENSION_WEIGHTS, Evaluation
+from novel_desktop.domain.gate import GateAction, GateDecision, decide
+from novel_desktop.domain.novel_ask import (
+    AgentRef,
+    ExpectedOutput,
+    InstructionPacket,
+    Manifest,
+    NextAction,
+    QuestionSpec,
+    ValidationProblem,
+    evaluate_gate,
+    validate_answer_path,
+)
+from novel_desktop.domain.text import count_chars
+from novel_desktop.domain.validate import model_for
+from novel_desktop.pipeline.chapter import GATE_NOTES, SECONDARY_EVAL
+from novel_desktop.storage import layout
+from novel_desktop.storage.store import CommitResult, NovelStore, dumps
+
+PACKET_VERSION = 1
+CHAPTER_ACTIONS = ("draft", "summarize", "refine", "judge", "revise", "commit")
+
+_CHAPTER_STEP = re.compile(r"^chapter:(\d{3,}):(" + "|".join(CHAPTER_ACTIONS) + r")$")
+_VOLUME_STEP = re.compile(r"^volume:(\d{2,}):plan$")
+
+#: The seed's 用户审核点 for a low score, as asked by the chapter pipeline too.
+LOW_SCORE_OPTIONS = (
+    ("自动修订", "推荐：按评审意见由更强的模型修订"),
+    ("手动改", "章节留在暂存区，你改好后再评审"),
+    ("接受", "按现状提交，并标记质量问题"),
+)
+OUTLINE_OPTIONS = (
+    ("确认", "按此大纲开始本卷写作"),
+    ("修改", "先改大纲，再重新确认"),
+    ("调整章数", "重新规划本卷章数"),
+)
+PLATFORM_OPTIONS = (("qidian", "起点"), ("tomato", "番茄"), ("jjwxc", "晋江"), ("web", "自建站/博客"))
+
+
+class StepError(ValueError):
+    """The step id is malformed or names a step that cannot be described now."""
+
+
+class StepInvalid(Exception):
+    """The step's outputs (or its gate's answer) do not validate; ``problems`` says why."""
+
+    def __init__(self, step: str, problems: list[ValidationProblem]) -> None:
+        self.step = step
+        self.problems = problems
+        lines = "\n".join(f"- {p}" for p in problems)
+        super().__init__(f"步骤 {step} 未通过校验 (step not valid)：\n{lines}")
+
+
+class StepRefused(Exception):
+    """The step validated but cannot advance now (out of order, or the author's answer says stop)."""
+
+
+@dataclass(frozen=True)
+class Step:
+    """A parsed step id."""
+
+    kind: str  # "chapter" | "volume" | "novel"
+    action: str
+    number: int = 0
+
+    @property
+    def id(self) -> str:
+        if self.kind == "chapter":
+            return f"chapter:{layout.num(self.number)}:{self.action}"
+        if self.kind == "volume":
+            return f"volume:{self.number:02d}:plan"
+        return "novel:init"
+
+
+def parse_step(step: str) -> Step:
+    """Parse ``chapter:048:draft``, ``volume:02:plan`` or ``novel:init``; raise :class:`StepError`."""
+    text = step.strip()
+    if text == "novel:init":
+        return Step("novel", "init")
+    m = _CHAPTER_STEP.match(text)
+    if m:
+        if int(m.group(1)) < 1:
+            raise StepError(f"章节号必须从 1 开始：{step} (chapter numbers start at 1)")
+        return Step("chapter", m.group(2), int(m.group(1)))
+    m = _VOLUME_STEP.match(text)
+    if m and int(m.group(1)) >= 1:
+        return Step("volume", "plan", int(m.group(1)))
+    raise StepError(
+        f"无法识别的步骤：{step!r}（应为 chapter:048:draft、volume:02:plan 或 novel:init） (unknown step)"
+    )
+
+
+# ---------------------------------------------------------------------------- reading outputs
+class _Reader:
+    """Reads project-relative paths from an exported folder, or from the novel when there is none."""
+
+    def __init__(self, store: NovelStore, folder: Path | None) -> None:
+        self.store = store
+        self.folder = folder
+
+    def read(self, path: str) -> str | None:
+        if self.folder is not None:
+            target = self.folder / path
+            try:
+                return target.read_text(encoding="utf-8") if target.is_file() else None
+            except (OSError, UnicodeDecodeError):
+                return None
+        return store_text(self.store, path)
+
+
+def store_text(store: NovelStore, path: str) -> str | None:
+    """The text the novel holds for a project-relative path of the §9.1 layout, or None."""
+    kind, number = layout.classify(path)
+    K = layout.Kind
+    if kind is K.ANSWER:
+        return store.answer(path)
+    if kind is K.STAGING:
+        return store.staging(path.removeprefix("staging/"))
+    if kind is K.DOCUMENT:
+        return store.document(path)
+    if kind is K.CHAPTER and number is not None:
+        return store.chapter_text(number)
+    if kind is K.SUMMARY and number is not None:
+        return store.summary(number)
+    if kind is K.EVALUATION and number is not None:
+        ev = store.evaluation(number)
+        return dumps(ev) if ev is not None else None
+    if kind is K.CURRENT_STATE:
+        return dumps(store.current_state())
+    if kind is K.CHECKPOINT:
+        return dumps(store.checkpoint())
+    return None
+
+
+# ---------------------------------------------------------------------------- where the novel stands
+def _notes(store: NovelStore, n: int) -> dict[str, Any]:
+    raw = store.staging(GATE_NOTES.format(n=layout.num(n)))
+    data: dict[str, Any] = json.loads(raw) if raw else {}
+    data.setdefault("revisions", 0)
+    data.setdefault("scores", [])
+    data.setdefault("stages", [])
+    data.setdefault("started_at", iso_now())
+    data.setdefault("polished", False)
+    data.setdefault("manual_asks", 0)
+    return data
+
+
+def _save_notes(store: NovelStore, n: int, notes: dict[str, Any]) -> None:
+    store.put_staging(GATE_NOTES.format(n=layout.num(n)), json.dumps(notes, ensure_ascii=False), chapter=n)
+
+
+def _staged_evaluation(store: NovelStore, n: int) -> Evaluation | None:
+    raw = store.staging(layout.evaluation_path(n))
+    if not raw:
+        return None
+    try:
+        return Evaluation.model_validate_json(raw)
+    except ValidationError:
+        return None
+
+
+def _gate(store: NovelStore, n: int) -> tuple[GateDecision, Evaluation] | None:
+    """The quality gate's decision on the staged evaluation (the lower judge counts on key chapters)."""
+    evaluation = _staged_evaluation(store, n)
+    if evaluation is None:
+        return None
+    score = evaluation.overall if evaluation.overall is not None else evaluation.computed_overall()
+    raw2 = store.staging(SECONDARY_EVAL.format(n=layout.num(n)))
+    if raw2:
+        try:
+            second = Evaluation.model_validate_json(raw2)
+        except ValidationError:
+            second = None
+        if second is not None:
+            s2 = second.overall if second.overall is not None else second.computed_overall()
+            if s2 < score:
+                score, evaluation = s2, second
+    notes = _notes(store, n)
+    decision = decide(
+        float(score),
+        blocking_violations=len(evaluation.blocking_violations()),
+        revisions=int(notes["revisions"]),
+    )
+    return decision, evaluation
+
+
+def _commit_answer_path(store: NovelStore, n: int) -> str:
+    # One question per judging round, so that a re-judged chapter is asked afresh.
+    rounds = len(_notes(store, n)["scores"])
+    return f"{layout.NOVEL_ASK_DIR}chapter-{layout.num(n)}-commit-j{rounds}.answers.json"
+
+
+def _answer_choice(store: NovelStore, answer_path: str, spec: QuestionSpec, question: str) -> str | None:
+    raw = store.answer(answer_path)
+    if raw is None:
+        return None
+    try:
+        outcome = evaluate_gate(spec, json.loads(raw))
+    except json.JSONDecodeError:
+        return None
+    if outcome.answer is None:
+        return None
+    value = outcome.answer.answers.get(question)
+    return value if isinstance(value, str) else None
+
+
+def next_step(store: NovelStore) -> str:
+    """The step the novel's checkpoint calls for next (the same order ``novel continue`` follows)."""
+    cp = store.checkpoint()
+    state = str(cp.get("orchestrator_state") or "INIT")
+    if state in ("INIT", "QUICK_START") and store.document("world/rules.json") is None:
+        return "novel:init"
+    volume = int(cp.get("current_volume") or 1)
+    inflight = cp.get("inflight_chapter")
+    stage = cp.get("pipeline_stage")
+    in_flight = inflight is not None and stage not in (None, "committed")
+    n = (
+        int(inflight)
+        if in_flight and inflight is not None
+        else int(cp.get("last_completed_chapter") or 0) + 1
+    )
+    chapter = layout.num(n)
+    if not in_flight:
+        outline = store.document(f"{layout.volume_dir(volume)}/outline.md")
+        if outline is None:
+            return f"volume:{volume:02d}:plan"
+        from novel_desktop.agents.context import outline_sections
+
+        sections = outline_sections(outline)
+        if sections and n > max(sections):
+            return f"volume:{volume + 1:02d}:plan"
+        return f"chapter:{chapter}:draft"
+    if stage == "drafting":
+        return f"chapter:{chapter}:draft"
+    if stage == "drafted":
+        if store.staging(layout.summary_path(n)) is None:
+            return f"chapter:{chapter}:summarize"
+        return f"chapter:{chapter}:refine"
+    if stage == "refined":
+        return f"chapter:{chapter}:judge"
+    gate = _gate(store, n)
+    if gate is None:
+        return f"chapter:{chapter}:judge"
+    decision, _ = gate
+    if decision.action in (GateAction.REVISE, GateAction.REWRITE):
+        return f"chapter:{chapter}:revise"
+    if decision.action is GateAction.ASK_USER:
+        choice = _answer_choice(
+            store, _commit_answer_path(store, n), _low_score_spec(n, decision), "low_score_action"
+        )
+        if choice == "自动修订":
+            return f"chapter:{chapter}:revise"
+        if choice == "手动改":
+            return f"chapter:{chapter}:judge"
+    return f"chapter:{chapter}:commit"
+
+
+# ---------------------------------------------------------------------------- packets
+def _question(
+    qid: str, header: str, question: str, options: tuple[tuple[str, str], ...], default: str
+) -> Any:
+    return {
+        "id": qid,
+        "header": header,
+        "question": question,
+        "kind": "single_choice",
+        "required": True,
+        "options": [{"label": label, "description": desc} for label, desc in options],
+        "default": default,
+    }
+
+
+def _low_score_spec(n: int, decision: GateDecision) -> QuestionSpec:
+    return QuestionSpec.model_validate(
+        {
+            "version": 1,
+            "topic": f"chapter {n} low score",
+            "questions": [
+                _question(
+                    "low_score_action",
+                    f"第{n}章低分",
+                    f"第 {n} 章评分偏低（{decision.reason}）。怎么处理？",
+                    LOW_SCORE_OPTIONS,
+                    "自动修订",
+                )
+            ],
+        }
+    )
+
+
+def _outline_spec(volume: int) -> QuestionSpec:
+    return QuestionSpec.model_validate(
+        {
+            "version": 1,
+            "topic": f"volume {volume} outline",
+            "questions": [
+                _question(
+                    "outline_action",
+                    f"第{volume}卷大纲",
+                    f"第 {volume} 卷大纲已生成（volumes/vol-{volume:02d}/outline.md）。是否确认？",
+                    OUTLINE_OPTIONS,
+                    "确认",
+                )
+            ],
+        }
+    )
+
+
+def _init_spec(store: NovelStore) -> QuestionSpec:
+    current = store.meta().get("platform") or "qidian"
+    return QuestionSpec.model_validate(
+        {
+            "version": 1,
+            "topic": "platform binding",
+            "questions": [
+                _question(
+                    "platform",
+                    "Platform",
+                    "你准备发布到哪个平台？",
+                    PLATFORM_OPTIONS,
+                    current if current in dict(PLATFORM_OPTIONS) else "qidian",
+                )
+            ],
+        }
+    )
+
+
+def _existing(store: NovelStore, paths: dict[str, str | list[str]]) -> dict[str, str | list[str]]:
+    """Keep only the inputs the novel (and so an exported folder) actually has."""
+    out: dict[str, str | list[str]] = {}
+    for key, value in paths.items():
+        if isinstance(value, list):
+            kept = [p for p in value if store_text(store, p) is not None]
+            if kept:
+                out[key] = kept
+        elif store_text(store, value) is not None:
+            out[key] = value
+    return out
+
+
+def _base_paths(store: NovelStore) -> dict[str, str | list[str]]:
+    return {
+        "project_brief": "brief.md",
+        "style_profile": "style-profile.json",
+        "ai_blacklist": "ai-blacklist.json",
+        "style_drift": "style-drift.json",
+    }
+
+
+def _chapter_facts(store: NovelStore, n: int) -> tuple[int, str | None, str]:
+    """Volume, storyline and outline section of chapter ``n``."""
+    from novel_desktop.agents.context import load_facts
+
+    facts = load_facts(store, n)
+    return facts.volume, facts.storyline_id, facts.chapter_outline
+
+
+def _output(path: str, note: str | None = None, *, required: bool = True) -> ExpectedOutput:
+    return ExpectedOutput(path=path, required=required, note=note)
+
+
+_ANSWER_NOTE = "AnswerSpec JSON record for the NOVEL_ASK gate (written before main step execution)."
+
+
+def instructions(store: NovelStore, step: str) -> InstructionPacket:
+    """The InstructionPacket of ``step`` for an external executor (raises :class:`StepError`)."""
+    parsed = parse_step(step)
+    if parsed.kind == "novel":
+        return _init_packet(store, parsed)
+    if parsed.kind == "volume":
+        return _plan_packet(store, parsed)
+    return _chapter_packet(store, parsed)
+
+
+def _packet(
+    step: Step,
+    agent: AgentRef,
+    paths: dict[str, str | list[str]],
+    inline: dict[str, Any],
+    outputs: list[ExpectedOutput],
+    gate: tuple[QuestionSpec, str] | None = None,
+) -> InstructionPacket:
+    if gate is not None:
+        outputs = [_output(gate[1], _ANSWER_NOTE), *outputs]
+    return InstructionPacket(
+        version=PACKET_VERSION,
+        step=step.id,
+        agent=agent,
+        manifest=Manifest(mode="paths", inline=inline, paths=paths),
+        novel_ask=gate[0] if gate else None,
+        answer_path=gate[1] if gate else None,
+        expected_outputs=outputs,
+        next_actions=[
+            NextAction(kind="command", command=f"novel validate {step.id}"),
+            NextAction(kind="command", command=f"novel advance {step.id}"),
+        ],
+    )
+
+
+def _init_packet(store: NovelStore, step: Step) -> InstructionPacket:
+    research = store.list_documents("research/")
+    paths = _existing(store, {"project_brief": "brief.md", "research": research})
+    inline = {
+        "mode": "轻量初始化",
+        "title": store.meta().get("title", ""),
+        "genre": store.meta().get("genre", ""),
+        "task": (
+            "按 WorldBuilder 轻量初始化：核心规则 ≤3 条写入 world/rules.json（W-001 起编号），"
+            "叙述设定写入 world/*.md，初始故事线（一条 main_arc）写入 storylines/storylines.json；"
+            "CharacterWeaver 可同时写主角到 characters/active/<slug>.json。"
+        ),
+    }
+    outputs = [
+        _output("world/rules.json", "L1 世界规则（WorldRules）"),
+        _output("storylines/storylines.json", "初始故事线（StorylinesFile）"),
+        _output("world/rules.md", "规则的叙述版", required=False),
+    ]
+    gate = (_init_spec(store), f"{layout.NOVEL_ASK_DIR}novel-init.answers.json")
+    return _packet(step, AgentRef(kind="subagent", name="world-builder"), paths, inline, outputs, gate)
+
+
+def _plan_packet(store: NovelStore, step: Step) -> InstructionPacket:
+    v = step.number
+    vol = layout.volume_dir(v)
+    cp = store.checkpoint()
+    last = int(cp.get("last_completed_chapter") or 0)
+    paths = _existing(
+        store,
+        {
+            **_base_paths(store),
+            "world_docs": store.list_documents("world/"),
+            "characters": [p for p in store.list_documents("characters/active/") if p.endswith(".json")],
+            "prev_volume_review": f"{layout.volume_dir(v - 1)}/review.md",
+            "global_foreshadowing": layout.GLOBAL_FORESHADOWING,
+            "storylines": "storylines/storylines.json",
+            "current_state": layout.CURRENT_STATE,
+        },
+    )
+    inline = {
+        "volume": v,
+        "chapter_start": last + 1,
+        "task": (
+            f"规划第 {v} 卷：大纲写入 {vol}/outline.md（每章一节，标题形如“## 第 N 章 标题”），"
+            f"故事线调度写入 {vol}/storyline-schedule.json，伏笔计划写入 {vol}/foreshadowing.json，"
+            f"章节契约写入 {vol}/chapter-contracts/chapter-NNN.json。然后请作者确认大纲。"
+        ),
+    }
+    outputs = [
+        _output(f"{vol}/outline.md", "本卷大纲"),
+        _output(f"{vol}/storyline-schedule.json", "故事线调度（StorylineSchedule）", required=False),
+        _output(f"{vol}/foreshadowing.json", "本卷伏笔计划", required=False),
+    ]
+    gate = (_outline_spec(v), f"{layout.NOVEL_ASK_DIR}volume-{v:02d}-plan.answers.json")
+    return _packet(step, AgentRef(kind="subagent", name="plot-architect"), paths, inline, outputs, gate)
+
+
+def _chapter_packet(store: NovelStore, step: Step) -> InstructionPacket:
+    n = step.number
+    volume, storyline, outline_section = _chapter_facts(store, n)
+    vol = layout.volume_dir(volume)
+    staged_text = f"staging/{layout.chapter_path(n)}"
+    staged_eval = f"staging/{layout.evaluation_path(n)}"
+    characters = [p for p in store.list_documents("characters/active/") if p.endswith(".json")]
+    recent = [layout.summary_path(c) for c, _ in store.recent_summaries(n, 3)]
+    memory = layout.memory_path(storyline) if storyline else ""
+    contract = layout.contract_path(volume, n)
+    inline: dict[str, Any] = {
+        "chapter": n,
+        "volume": volume,
+        "storyline_id": storyline,
+        "chapter_outline": outline_section,
+    }
+    outputs: list[ExpectedOutput]
+    gate: tuple[QuestionSpec, str] | None = None
+    base = _base_paths(store)
+    if step.action in ("draft", "revise"):
+        paths = {
+            **base,
+            "volume_outline": f"{vol}/outline.md",
+            "chapter_contract": contract,
+            "storyline_memory": memory,
+            "storyline_schedule": f"{vol}/storyline-schedule.json",
+            "recent_summaries": recent,
+            "current_state": layout.CURRENT_STATE,
+            "world_rules": "world/rules.json",
+            "character_profiles": characters,
+            "foreshadowing": layout.GLOBAL_FORESHADOWING,
+        }
+        if step.action == "revise":
+            paths = {**paths, "chapter_draft": staged_text, "evaluation": staged_eval}
+            gate_now = _gate(store, n)
+            if gate_now is not None:
+                decision, evaluation = gate_now
+                inline["mode"] = "rewrite" if decision.action is GateAction.REWRITE else "revise"
+                inline["required_fixes"] = [
+                    f"{f.target}：{f.instruction}" for f in evaluation.required_fixes
+                ] + [str(v) for v in evaluation.blocking_violations()]
+            inline["revision_round"] = int(_notes(store, n)["revisions"]) + 1
+        name = "chapter-writer"
+        inline["task"] = (
+            f"写第 {n} 章正文（Markdown，以“# 第{n}章 标题”开头），写入 {staged_text}。"
+            if step.action == "draft"
+            else f"按 required_fixes 修订第 {n} 章，覆盖 {staged_text}。"
+        )
+        outputs = [_output(staged_text, "章节正文（Markdown）")]
+    elif step.action == "summarize":
+        paths = {
+            "chapter_draft": staged_text,
+            "current_state": layout.CURRENT_STATE,
+            "storyline_memory": memory,
+            "storylines": "storylines/storylines.json",
+            "character_profiles": characters,
+            "foreshadowing": layout.GLOBAL_FORESHADOWING,
+        }
+        name = "summarizer"
+        inline["base_state_version"] = store.state_version()
+        inline["task"] = (
+            "写本章摘要（≤300 字 Markdown）和状态补丁（ops：set/inc/add/remove/foreshadow，"
+            f"base_state_version 用 {store.state_version()}），需要时更新故事线记忆。"
+        )
+        outputs = [
+            _output(f"staging/{layout.summary_path(n)}", "章节摘要（Markdown）"),
+            _output(f"staging/{layout.delta_path(n)}", "状态补丁（StatePatch JSON）"),
+        ]
+        if storyline:
+            outputs.append(_output(f"staging/{memory}", "故事线记忆（≤500 字）", required=False))
+    elif step.action == "refine":
+        paths = {**base, "chapter_draft": staged_text}
+        name = "style-refiner"
+        inline["task"] = f"去 AI 化润色 {staged_text}（改动不超过 15%，不改情节），覆盖原文件。"
+        outputs = [_output(staged_text, "润色后的章节正文")]
+    elif step.action == "judge":
+        paths = {
+            **base,
+            "chapter_content": staged_text,
+            "chapter_contract": contract,
+            "character_profiles": characters,
+            "prev_summary": recent[-1:],
+            "world_rules": "world/rules.json",
+            "storyline_spec": "storylines/storyline-spec.json",
+            "storyline_schedule": f"{vol}/storyline-schedule.json",
+        }
+        name = "quality-judge"
+        inline["dimension_weights"] = dict(DIMENSION_WEIGHTS)
+        inline["task"] = f"按 8 个维度评审第 {n} 章并核对契约，结果（Evaluation JSON）写入 {staged_eval}。"
+        outputs = [_output(staged_eval, "评估结果（Evaluation JSON）")]
+    else:  # commit
+        paths = {"chapter_content": staged_text, "evaluation": staged_eval}
+        name = "commit"
+        outputs = []
+        gate_now = _gate(store, n)
+        if gate_now is not None:
+            decision, evaluation = gate_now
+            inline["gate_decision"] = decision.action.value
+            inline["gate_reason"] = decision.reason
+            if decision.action is GateAction.ASK_USER:
+                gate = (_low_score_spec(n, decision), _commit_answer_path(store, n))
+                inline["issues"] = list(evaluation.issues[:5])
+        inline["task"] = "无需调用模型：门控通过后由 novel advance 在一个事务里提交本章。"
+        return _packet(
+            step, AgentRef(kind="builtin", name=name), _existing(store, paths), inline, outputs, gate
+        )
+    return _packet(step, AgentRef(kind="subagent", name=name), _existing(store, paths), inline, outputs, gate)
+
+
+# ---------------------------------------------------------------------------- validate
+def _check_output(path: str, text: str, step: Step) -> list[ValidationProblem]:
+    if not text.strip():
+        return [ValidationProblem(path, "文件是空的 (empty file)")]
+    if not path.endswith(".json"):
+        if path.endswith(".md") and "/chapters/" in f"/{path}" and count_chars(text) < 1:
+            return [ValidationProblem(path, "正文没有文字 (no text)")]
+        return []
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return [ValidationProblem(path, f"不是合法的 JSON：第 {exc.lineno} 行 {exc.msg}")]
+    model = model_for(path)
+    problems: list[ValidationProblem] = []
+    if model is not None:
+        try:
+            model.model_validate(data)
+        except ValidationError as exc:
+            for err in exc.errors(include_url=False)[:10]:
+                where = ".".join(str(p) for p in err["loc"]) or "(根 root)"
+                problems.append(ValidationProblem(path, f"{where}：{err['msg']}"))
+    if (
+        step.kind == "chapter"
+        and isinstance(data, dict)
+        and "chapter" in data
+        and data["chapter"] != step.number
+    ):
+        problems.append(ValidationProblem(path, f"chapter 应为 {step.number}，实际为 {data['chapter']!r}"))
+    return problems
+
+
+def validate(store: NovelStore, step: str, folder: str | Path | None = None) -> list[ValidationProblem]:
+    """Every reason ``step``'s outputs are not ready to advance; empty when they are.
+
+    Reads from ``folder`` (an exported project folder the executor wrote into) or, without one, from the
+    novel's staging. A gated step needs a valid AnswerSpec at its ``answer_path`` first: a missing one is
+    named, an invalid one blocks the step with the reasons (seed 000).
+    """
+    parsed = parse_step(step)
+    packet = instructions(store, parsed.id)
+    root = Path(folder) if folder is not None else None
+    reader = _Reader(store, root)
+    problems: list[ValidationProblem] = []
+    if packet.has_gate and packet.answer_path is not None and packet.novel_ask is not None:
+        path_problems = validate_answer_path(packet.answer_path, root)
+        if path_problems:
+            return path_problems
+        raw = reader.read(packet.answer_path)
+        if raw is None:
+            problems.append(
+                ValidationProblem(
+                    packet.answer_path,
+                    f"缺少 AnswerSpec：先向作者提问（topic: {packet.novel_ask.topic}）并写入此文件 "
+                    "(the gate's answer is missing)",
+                )
+            )
+        else:
+            try:
+                data: Any = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                problems.append(
+                    ValidationProblem(packet.answer_path, f"AnswerSpec 不是合法的 JSON：{exc.msg}")
+                )
+            else:
+                outcome = evaluate_gate(packet.novel_ask, data)
+                problems.extend(
+                    ValidationProblem(
+                        packet.answer_path, f"AnswerSpec 无效，该步骤已阻塞（修复或删除后重试）：{p}"
+                    )
+                    for p in outcome.problems
+                )
+    for output in packet.expected_outputs:
+        if output.path == packet.answer_path:
+            continue
+        text = reader.read(output.path)
+        if text is None:
+            if output.required:
+                problems.append(
+                    ValidationProblem(output.path, "缺少必需的输出文件 (required output missing)")
+                )
+            continue
+        problems.extend(_check_output(output.path, text, parsed))
+    return problems
+
+
+# ---------------------------------------------------------------------------- advance
+@dataclass
+class AdvanceResult:
+    """What ``advance`` did, in words for the author, and the step that comes next."""
+
+    step: str
+    message: str
+    next_step: str
+    commit: CommitResult | None = None
+    imported: list[str] = field(default_factory=list)
+
+
+def _import(store: NovelStore, root: Path, paths: list[str]) -> list[str]:
+    """Copy the executor's files from the folder into the novel (staging, answers or documents)."""
+    done: list[str] = []
+    for path in paths:
+        target = root / path
+        if not target.is_file():
+            continue
+        text = target.read_text(encoding="utf-8")
+        kind, _ = layout.classify(path)
+        if kind is layout.Kind.ANSWER:
+            store.put_answer(path, text)
+        elif kind is layout.Kind.STAGING:
+            store.put_staging(path.removeprefix("staging/"), text)
+        elif kind is layout.Kind.DOCUMENT:
+            store.put_document(path, text)
+        else:
+            continue
+        done.append(path)
+    return done
+
+
+def _documents_under(root: Path, prefixes: tuple[str, ...]) -> list[str]:
+    found: list[str] = []
+    for prefix in prefixes:
+        base = root / prefix
+        if not base.is_dir():
+            continue
+        for file in sorted(base.rglob("*")):
+            rel = file.relative_to(root).as_posix()
+            if file.is_file() and layout.classify(rel)[0] is layout.Kind.DOCUMENT:
+                found.append(rel)
+    return found
+
+
+def advance(store: NovelStore, step: str, folder: str | Path | None = None) -> AdvanceResult:
+    """Import ``step``'s validated outputs and move the checkpoint (a commit for ``chapter:N:commit``).
+
+    Raises :class:`StepInvalid` when :func:`validate` finds problems and :class:`StepRefused` when the step
+    is not the one the checkpoint expects, or the author's answer says not to go on. With ``folder``, the
+    folder's ``.checkpoint.json`` is brought up to date, and a commit also writes the committed files back
+    and clears the chapter's staging there, so the executor and the window keep seeing one novel.
+    """
+    parsed = parse_step(step)
+    expected = next_step(store)
+    if parsed.id != expected:
+        raise StepRefused(f"现在应执行的步骤是 {expected}，不是 {parsed.id} (the next step is {expected})")
+    problems = validate(store, parsed.id, folder)
+    if problems:
+        raise StepInvalid(parsed.id, problems)
+    packet = instructions(store, parsed.id)
+    root = Path(folder) if folder is not None else None
+    imported: list[str] = []
+    if root is not None:
+        paths = [o.path for o in packet.expected_outputs]
+        if parsed.kind == "novel":
+            paths += _documents_under(root, ("world", "characters", "storylines", "brief.md"))
+        elif parsed.kind == "volume":
+            paths += _documents_under(root, (layout.volume_dir(parsed.number),))
+        imported = _import(store, root, list(dict.fromkeys(paths)))
+
+    result = _apply(store, parsed, packet)
+    result.imported = imported
+    result.next_step = next_step(store)
+    if root is not None:
+        (root / layout.CHECKPOINT).write_text(dumps(store.checkpoint()), encoding="utf-8")
+        if result.commit is not None:
+            _sync_committed(store, root, parsed.number)
+    return result
+
+
+def _answer(store: NovelStore, packet: InstructionPacket, question: str) -> str | None:
+    if packet.answer_path is None or packet.novel_ask is None:
+        return None
+    return _answer_choice(store, packet.answer_path, packet.novel_ask, question)
+
+
+def _apply(store: NovelStore, step: Step, packet: InstructionPacket) -> AdvanceResult:
+    sid = step.id
+    if step.kind == "novel":
+        platform = _answer(store, packet, "platform")
+        if platform:
+            store.set_meta("platform", platform)
+        store.update_checkpoint(orchestrator_state="VOL_PLANNING")
+        return AdvanceResult(sid, f"设定已导入，发布平台：{platform}；下一步规划第 1 卷", "")
+    if step.kind == "volume":
+        choice = _answer(store, packet, "outline_action")
+        if choice != "确认":
+            raise StepRefused(
+                f"作者选择了“{choice}”：改好大纲后删除 {packet.answer_path} 再确认一次 "
+                "(outline not confirmed)"
+            )
+        store.update_checkpoint(current_volume=step.number, orchestrator_state="WRITING")
+        return AdvanceResult(sid, f"第 {step.number} 卷大纲已确认，开始写作", "")
+
+    n = step.number
+    text_key = layout.chapter_path(n)
+    if step.action in ("draft", "revise"):
+        text = store.staging(text_key) or ""
+        notes = _notes(store, n)
+        for stale in (layout.summary_path(n), layout.delta_path(n), layout.evaluation_path(n)):
+            store.delete_staging(stale)
+        store.delete_staging(SECONDARY_EVAL.format(n=layout.num(n)))
+        if step.action == "draft":
+            store.put_staging(layout.draft_path(n), text, chapter=n, kind="draft")
+            store.put_staging(text_key, text, chapter=n, kind="draft")
+        else:
+            notes["revisions"] = int(notes["revisions"]) + 1
+            notes["polished"] = False
+            store.put_staging(text_key, text, chapter=n, kind="revision")
+        notes["executor"] = "external"
+        _save_notes(store, n, notes)
+        state = "WRITING" if step.action == "draft" else "CHAPTER_REWRITE"
+        store.update_checkpoint(inflight_chapter=n, pipeline_stage="drafted", orchestrator_state=state)
+        return AdvanceResult(sid, f"第 {n} 章正文已放入暂存区（{count_chars(text)} 字）", "")
+    if step.action == "summarize":
+        return AdvanceResult(sid, f"第 {n} 章摘要与状态补丁已暂存", "")
+    if step.action == "refine":
+        store.put_staging(text_key, store.staging(text_key) or "", chapter=n, kind="refined")
+        store.update_checkpoint(inflight_chapter=n, pipeline_stage="refined")
+        return AdvanceResult(sid, f"第 {n} 章润色稿已暂存", "")
+    if step.action == "judge":
+        gate = _gate(store, n)
+        notes = _notes(store, n)
+        if gate is not None:
+            _, evaluation = gate
+            score = evaluation.overall if evaluation.overall is not None else evaluation.computed_overall()
+            notes["scores"].append(round(float(score), 2))
+        _save_notes(store, n, notes)
+        store.update_checkpoint(inflight_chapter=n, pipeline_stage="judged")
+        reason = gate[0].reason if gate else ""
+        return AdvanceResult(sid, f"第 {n} 章评审已暂存：{reason}", "")
+    return _commit(store, n, packet)
+
+
+def _commit(store: NovelStore, n: int, packet: InstructionPacket) -> AdvanceResult:
+    sid = f"chapter:{layout.num(n)}:commit"
+    gate = _gate(store, n)
+    if gate is None:
+        raise StepRefused(f"第 {n} 章还没有评审结果，先执行 chapter:{layout.num(n)}:judge")
+    decision, _ = gate
+    flagged = decision.flagged
+    if decision.action is GateAction.ASK_USER:
+        choice = _answer(store, packet, "low_score_action")
+        if choice == "接受":
+            flagged = True
+        else:
+            nxt = "revise" if choice == "自动修订" else "judge"
+            raise StepRefused(
+                f"作者选择了“{choice}”，本章不提交；下一步 chapter:{layout.num(n)}:{nxt} (not committed)"
+            )
+    elif not decision.commits:
+        raise StepRefused(f"门控要求修订：{decision.reason}；先执行 chapter:{layout.num(n)}:revise")
+    notes = _notes(store, n)
+    volume, storyline, _ = _chapter_facts(store, n)
+    log = {
+        "chapter": n,
+        "storyline_id": storyline,
+        "started_at": notes["started_at"],
+        "stages": notes["stages"],
+        "gate_decision": "force_pass" if flagged else decision.action.value,
+        "revisions": int(notes["revisions"]),
+        "scores": notes["scores"],
+        "executor": "external",
+        "total_duration_ms": 0,
+        "total_cost_usd": 0.0,
+    }
+    store.put_staging(layout.log_path(n), json.dumps(log, ensure_ascii=False, indent=2), chapter=n)
+    commit = store.commit_chapter(n, volume=volume, storyline_id=storyline)
+    store.update_checkpoint(orchestrator_state="WRITING")
+    mark = "（已标记质量问题）" if flagged else ""
+    return AdvanceResult(sid, f"第 {n} 章已提交，状态版本 {commit.state_version}{mark}", "", commit=commit)
+
+
+def _sync_committed(store: NovelStore, root: Path, n: int) -> None:
+    """Write what the commit produced into the folder and clear the chapter's staging files there."""
+    files: dict[str, str | None] = {
+        layout.chapter_path(n): store.chapter_text(n),
+        layout.summary_path(n): store.summary(n),
+        layout.CURRENT_STATE: dumps(store.current_state()),
+        layout.GLOBAL_FORESHADOWING: store.document(layout.GLOBAL_FORESHADOWING),
+    }
+    ev = store.evaluation(n)
+    files[layout.evaluation_path(n)] = dumps(ev) if ev is not None else None
+    plog = store.pipeline_log(n)
+    files[layout.log_path(n)] = dumps(plog) if plog is not None else None
+    entries = store.changelog()
+    files[layout.CHANGELOG] = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries) or None
+    for path in store.list_documents("storylines/"):
+        if path.endswith("/memory.md"):
+            files[path] = store.document(path)
+    for rel, text in files.items():
+        if text is None:
+            continue
+        target = root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    staging = root / "staging"
+    tag = f"chapter-{layout.num(n)}"
+    for file in sorted(staging.rglob("*")) if staging.is_dir() else []:
+        rel = file.relative_to(root).as_posix()
+        if not file.is_file() or rel.startswith(layout.NOVEL_ASK_DIR):
+            continue
+        if tag in file.name or (rel.startswith("staging/storylines/") and rel.endswith("/memory.md")):
+            file.unlink()
+
+
+__all__ = [
+    "AdvanceResult",
+    "Step",
+    "StepError",
+    "StepInvalid",
+    "StepRefused",
+    "advance",
+    "instructions",
+    "next_step",
+    "parse_step",
+    "store_text",
+    "validate",
+]
