@@ -1,36 +1,312 @@
-"""Runs the chapter pipeline for the window (stub; its owner replaces this module)."""
+"""Runs the chapter pipeline for the window: one asyncio task on the qasync loop, events turned into signals.
+
+The pipeline core is plain asyncio (its store calls already go through ``asyncio.to_thread``), so running it
+on the GUI's qasync loop keeps the window responsive without a QThread. This controller owns the task (a
+reference is kept so it is neither garbage-collected nor orphaned), answers the pipeline's NOVEL_ASK
+questions through an injectable *asker* (the modal :class:`AskDialog` by default), and cancels at once:
+``cancel()`` cancels the task and any pending question, and whatever was not committed stays in staging,
+where the next run resumes it.
+"""
 
 from __future__ import annotations
+
+import asyncio
+import dataclasses
+import importlib
+import inspect
+import logging
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
 from novel_desktop.controllers.project_controller import ProjectController
+from novel_desktop.domain.novel_ask import AnswerSpec, AnswerSpecInvalid
+from novel_desktop.pipeline.events import (
+    ChapterCommitted,
+    ChapterStarted,
+    GateDecided,
+    PipelineEvent,
+    PipelineWarning,
+    StageStarted,
+    TextDelta,
+    TextReset,
+    UsageUpdated,
+)
+from novel_desktop.pipeline.interaction import InteractionManager, InteractionRequest
+from novel_desktop.storage import layout
+from novel_desktop.ui.i18n import tr
+
+if TYPE_CHECKING:
+    from PySide6.QtWidgets import QWidget
+
+log = logging.getLogger(__name__)
+
+#: Answers a question: an AnswerSpec, None when the author cancels; may be a coroutine function.
+Asker = Callable[[InteractionRequest], "AnswerSpec | Awaitable[AnswerSpec | None] | None"]
+
+#: Stage value the controller reports when the gate decides (the core emits GateDecided, not a stage).
+GATE_STAGE = "gate"
+
+
+def _resumable() -> str:
+    return tr("本章未提交，问题解决后再点“续写”会从中断处继续。")
+
+
+def _rebuild_retry() -> str:
+    return tr("重建没有完成，故事状态保持原样，问题解决后可以再次重建。")
 
 
 class PipelineController(QObject):
     """Owns the running pipeline task; turns pipeline events into signals; cancels."""
 
     running_changed = Signal(bool)
-    stage_started = Signal(int, str)  # chapter, stage value
+    chapter_started = Signal(int, str)  # chapter, stage resumed from ("" for a fresh start)
+    stage_started = Signal(int, str)  # chapter, stage value (events.Stage, or "gate")
     text_delta = Signal(int, str)
     text_reset = Signal(int)
     usage_updated = Signal(int, int, int, float)  # chapter, input tokens, output tokens, cost
     gate_decided = Signal(int, str, float, str)  # chapter, action, overall, reason
     chapter_committed = Signal(int)
+    #: The chapter stopped for the author (e.g. 手动改 on a low score); the message says what to do.
+    chapter_paused = Signal(int, str)
     warning = Signal(int, str)
+    #: A NOVEL_ASK question arrived (an InteractionRequest); the asker answers it.
+    question_asked = Signal(object)
+    #: The author stopped the run (停止, or cancelled a question); nothing half-written was kept.
+    cancelled = Signal()
     failed = Signal(str)
+    #: A rebuild after a manual edit finished: the RebuildReport as a dict.
+    rebuild_finished = Signal(object)
     finished = Signal()
 
-    def __init__(self, project: ProjectController, parent: QObject | None = None) -> None:
+    def __init__(
+        self,
+        project: ProjectController,
+        parent: QObject | None = None,
+        *,
+        asker: Asker | None = None,
+        dialog_parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self.project = project
+        #: Who answers gate questions; tests replace it, the window keeps the dialog.
+        self.asker: Asker = asker or self._ask_with_dialog
+        #: The window the question dialogs are modal to.
+        self.dialog_parent = dialog_parent
+        self._task: asyncio.Task[None] | None = None
+        self._interaction: InteractionManager | None = None
+        self._chapter = 0
 
+    # ------------------------------------------------------------------ public API
     @property
     def running(self) -> bool:
-        return False
+        return self._task is not None and not self._task.done()
+
+    @property
+    def current_chapter(self) -> int:
+        """The chapter the last run worked on (0 before any run)."""
+        return self._chapter
 
     def continue_chapters(self, count: int = 1) -> None:
         """Start writing ``count`` chapters (no-op while running)."""
+        if self.running or not self.project.is_open:
+            return
+        self._start(self._run_chapters(max(1, int(count))))
+
+    def rebuild(self, chapter: int) -> None:
+        """Re-summarize a hand-edited chapter and replay the state; ``rebuild_finished`` reports it."""
+        if self.running or not self.project.is_open:
+            return
+        self._start(self._run_rebuild(int(chapter)))
 
     def cancel(self) -> None:
-        """Stop at once; the novel stays as it was."""
+        """Stop at once; the novel stays as it was (the chapter stays in staging, resumable)."""
+        if self._interaction is not None:
+            self._interaction.cancel_pending()
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+
+    async def wait(self) -> None:
+        """Wait until the current task (if any) has ended — for shutdown after ``cancel()``."""
+        task = self._task
+        if task is not None and not task.done():
+            await asyncio.wait([task])
+
+    # ------------------------------------------------------------------ task plumbing
+    def _start(self, coro: Coroutine[Any, Any, None]) -> None:
+        loop = asyncio.get_event_loop()
+        self._task = loop.create_task(coro)
+        self._task.add_done_callback(self._on_task_done)
+        self.running_changed.emit(True)
+
+    def _on_task_done(self, task: asyncio.Task[None]) -> None:
+        if task is not self._task:
+            return
+        self._interaction = None
+        if task.cancelled():  # cancelled before its first step: _guarded never ran to say so
+            self.cancelled.emit()
+        self.running_changed.emit(False)
+        self.finished.emit()
+
+    async def _guarded(self, work: Callable[[], Awaitable[None]], after: Callable[[], str]) -> None:
+        """Run ``work`` and turn every way it can end into one signal; the task itself never raises.
+
+        ``after`` says what state the novel is left in and how to carry on, appended to every error.
+        """
+        from novel_desktop.llm.errors import LLMError
+        from novel_desktop.pipeline.chapter import PipelineError
+        from novel_desktop.pipeline.interaction import AnswersNeeded, GateBlocked, InteractionCancelled
+        from novel_desktop.storage.store import StoreError
+
+        try:
+            await work()
+        except asyncio.CancelledError:
+            # Cancellation is the author's 停止: report it and end the task normally.
+            self._log_cancel()
+            self.cancelled.emit()
+        except InteractionCancelled:
+            self._log_cancel()
+            self.cancelled.emit()
+        except LLMError as exc:
+            self.failed.emit(f"{exc.message}\n{after()}")
+        except (PipelineError, GateBlocked, AnswersNeeded, StoreError) as exc:
+            self.failed.emit(f"{exc}\n{after()}")
+        except OSError as exc:
+            self.failed.emit(
+                tr("读写文件失败：{error}。请检查磁盘空间和权限。").format(error=exc) + "\n" + after()
+            )
+        except Exception as exc:  # an unexpected bug must not kill the loop; it is logged with its traceback
+            log.exception("pipeline run failed")
+            self.failed.emit(
+                tr("意外错误：{error}。请把日志发给开发者；").format(error=f"{type(exc).__name__}: {exc}")
+                + after()
+            )
+
+    def _log_cancel(self) -> None:
+        log.info("pipeline run cancelled at chapter %s", self._chapter)
+
+    # ------------------------------------------------------------------ continue
+    async def _run_chapters(self, count: int) -> None:
+        await self._guarded(lambda: self._write(count), _resumable)
+
+    async def _prepare(self) -> Any:
+        """Settings and the slow imports, off the GUI thread (``import anthropic`` alone takes a second)."""
+        from novel_desktop.llm.settings import load_settings
+
+        await asyncio.to_thread(importlib.import_module, "anthropic")
+        await asyncio.to_thread(importlib.import_module, "novel_desktop.agents.chapter")
+        loaded = await asyncio.to_thread(load_settings)
+        if loaded.problem:
+            self.warning.emit(0, str(loaded.problem))
+        return loaded.settings
+
+    def _check_outline(self) -> str | None:
+        store = self.project.store
+        volume = int(store.checkpoint().get("current_volume") or 1)
+        if store.document(f"{layout.volume_dir(volume)}/outline.md") is None:
+            return tr("第 {volume} 卷还没有大纲：请先在“大纲”页写好本卷大纲，再续写。").format(volume=volume)
+        return None
+
+    async def _write(self, count: int) -> None:
+        from novel_desktop.agents.chapter import LLMChapterAgents
+        from novel_desktop.llm.client import LLMClient
+        from novel_desktop.pipeline.chapter import ChapterPipeline
+
+        problem = await asyncio.to_thread(self._check_outline)
+        if problem:
+            self.failed.emit(problem)
+            return
+        settings = await self._prepare()
+        store = self.project.store
+        interaction = InteractionManager()
+        self._interaction = interaction
+        questions = asyncio.ensure_future(self._answer_questions(interaction))
+        try:
+            async with LLMClient(settings) as client:
+                pipeline = ChapterPipeline(
+                    store, LLMChapterAgents(store, client), interaction, emit=self._on_event
+                )
+                for _ in range(count):
+                    outcome = await pipeline.run_chapter()
+                    if outcome.status != "committed":
+                        self.chapter_paused.emit(outcome.chapter, outcome.message)
+                        break
+        finally:
+            questions.cancel()
+
+    # ------------------------------------------------------------------ events → signals
+    def _on_event(self, event: PipelineEvent) -> None:
+        if isinstance(event, TextDelta):
+            self.text_delta.emit(event.chapter, event.text)
+        elif isinstance(event, StageStarted):
+            self.stage_started.emit(event.chapter, event.stage.value)
+        elif isinstance(event, UsageUpdated):
+            self.usage_updated.emit(event.chapter, event.input_tokens, event.output_tokens, event.cost_usd)
+        elif isinstance(event, TextReset):
+            self.text_reset.emit(event.chapter)
+        elif isinstance(event, ChapterStarted):
+            self._chapter = event.chapter
+            self.chapter_started.emit(event.chapter, event.resumed_from or "")
+        elif isinstance(event, GateDecided):
+            self.stage_started.emit(event.chapter, GATE_STAGE)
+            self.gate_decided.emit(event.chapter, event.action, float(event.overall), event.reason)
+        elif isinstance(event, PipelineWarning):
+            self.warning.emit(event.chapter, event.message)
+        elif isinstance(event, ChapterCommitted):
+            self.project.notify_pipeline_commit()
+            self.chapter_committed.emit(event.chapter)
+
+    # ------------------------------------------------------------------ questions
+    async def _answer_questions(self, interaction: InteractionManager) -> None:
+        """The GUI side of the InteractionManager: each request is shown to the author, one at a time."""
+        while True:
+            request = await interaction.wait_next_request()
+            self.question_asked.emit(request)
+            try:
+                answer = await self._call_asker(request)
+            except Exception:
+                log.exception("the question dialog failed")
+                answer = None
+            pending = interaction.pending
+            if pending is None or pending.request_id != request.request_id:
+                continue  # cancelled meanwhile
+            if answer is None:
+                interaction.cancel_pending()
+            else:
+                try:
+                    interaction.respond(request.request_id, answer)
+                except AnswerSpecInvalid as exc:
+                    self.warning.emit(self._chapter, str(exc))
+                    interaction.cancel_pending()
+            # The pipeline clears the pending request when it resumes; until then it is still "next".
+            while interaction.pending is not None and interaction.pending.request_id == request.request_id:
+                await asyncio.sleep(0)
+
+    async def _call_asker(self, request: InteractionRequest) -> AnswerSpec | None:
+        result = self.asker(request)
+        if inspect.isawaitable(result):
+            return await result
+        return result
+
+    async def _ask_with_dialog(self, request: InteractionRequest) -> AnswerSpec | None:
+        from novel_desktop.ui.ask_dialog import AskDialog
+
+        return await AskDialog.ask_async(self.dialog_parent, request.spec, request.context)
+
+    # ------------------------------------------------------------------ rebuild
+    async def _run_rebuild(self, chapter: int) -> None:
+        await self._guarded(lambda: self._rebuild(chapter), _rebuild_retry)
+
+    async def _rebuild(self, chapter: int) -> None:
+        from novel_desktop.agents.chapter import LLMChapterAgents
+        from novel_desktop.llm.client import LLMClient
+        from novel_desktop.pipeline.rebuild import rebuild_from
+
+        self._chapter = chapter
+        settings = await self._prepare()
+        store = self.project.store
+        async with LLMClient(settings) as client:
+            report = await rebuild_from(store, LLMChapterAgents(store, client), chapter)
+        self.project.notify_pipeline_commit()
+        self.rebuild_finished.emit(dataclasses.asdict(report))
