@@ -1,0 +1,705 @@
+"""On-demand work outside the chapter loop (seed 004 §4.2 工具式, §6 Layer 3 全局维护).
+
+The author calls these from the window or the command line at any time: add or retire a character, extend
+the world, add a storyline, import research notes, re-run the judge on a chapter, and re-evaluate many
+chapters at once through the Message Batches API (half price where the provider offers it).
+
+Agents never ask the author (001 §10.5): when WorldBuilder or CharacterWeaver returns
+``requires_user_decision``, it becomes a NOVEL_ASK question through :func:`resolve_gate`, its answer is stored
+by ``answer_path`` (so re-running the same request reuses it), and the agent is called once more with the
+author's decision. A re-judged chapter keeps its previous verdict in its pipeline log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, ValidationError, model_validator
+from sqlmodel import Session
+
+from novel_desktop.domain.characters import Character, Relationship, Relationships
+from novel_desktop.domain.common import SeedModel, iso_now
+from novel_desktop.domain.evaluation import Evaluation
+from novel_desktop.domain.novel_ask import QuestionSpec
+from novel_desktop.domain.seed_fields import Slug
+from novel_desktop.domain.storylines import Storyline, StorylinesFile
+from novel_desktop.domain.world import WorldRule, WorldRules
+from novel_desktop.llm.batches import BatchReport, BatchRequest, run_batch
+from novel_desktop.llm.client import LLMClient, PromptBlock
+from novel_desktop.llm.roles import AgentRole
+from novel_desktop.llm.structured import StructuredOutputError, call_structured, parse_json_output
+from novel_desktop.pipeline.interaction import InteractionManager, resolve_gate
+from novel_desktop.storage import layout
+from novel_desktop.storage.engine import writer
+from novel_desktop.storage.store import NovelStore, StoreError, dumps
+from novel_desktop.storage.tables import EvaluationRow, PipelineLogRow
+
+RULES = "world/rules.json"
+WORLD_CHANGELOG = "world/changelog.md"
+CHARACTER_CHANGELOG = "characters/changelog.md"
+RELATIONSHIPS = "characters/relationships.json"
+STORYLINES = "storylines/storylines.json"
+#: Seed 004 §6 Layer 1: at most four storylines active at once.
+MAX_ACTIVE_STORYLINES = 4
+
+
+class OnDemandError(StoreError):
+    """An on-demand action could not be done; the message says why, for the author."""
+
+
+@dataclass
+class ActionResult:
+    """What an action changed: the paths written or moved, and a line for the author."""
+
+    message: str
+    written: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    cost_usd: float = 0.0
+
+
+# ---------------------------------------------------------------------------- agent replies
+class _Decision(SeedModel):
+    """The fields of ``requires_user_decision`` that both builders may return instead of a result."""
+
+    type: str | None = None
+    recommendation: str = ""
+    options: list[str] = Field(default_factory=list)
+    rationale: str = ""
+    data: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def is_decision(self) -> bool:
+        return self.type == "requires_user_decision"
+
+
+class WorldDocument(SeedModel):
+    file: str
+    content: str
+
+
+class WorldBuilderReply(_Decision):
+    """prompts/world_builder.md: the rules, documents and storylines, or a decision."""
+
+    rules: WorldRules | None = None
+    documents: list[WorldDocument] = Field(default_factory=list)
+    storylines: StorylinesFile | None = None
+    changed_rule_ids: list[str] = Field(default_factory=list)
+    changelog: str = ""
+
+    @model_validator(mode="after")
+    def _result_or_decision(self) -> WorldBuilderReply:
+        if not self.is_decision and self.rules is None:
+            raise ValueError("缺少 rules（或 type=requires_user_decision）")
+        if self.is_decision and not self.options:
+            raise ValueError("requires_user_decision 必须给出 options")
+        return self
+
+
+class CharacterWeaverReply(_Decision):
+    """prompts/character_weaver.md: characters and relationships, or a decision."""
+
+    characters: list[Character] = Field(default_factory=list)
+    relationships: list[Relationship] = Field(default_factory=list)
+    changelog: str = ""
+
+    @model_validator(mode="after")
+    def _result_or_decision(self) -> CharacterWeaverReply:
+        if not self.is_decision and not self.characters:
+            raise ValueError("缺少 characters（或 type=requires_user_decision）")
+        if self.is_decision and not self.options:
+            raise ValueError("requires_user_decision 必须给出 options")
+        return self
+
+
+# ---------------------------------------------------------------------------- helpers
+async def _db(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    return await asyncio.to_thread(fn, *args, **kwargs)
+
+
+def _append_changelog(store: NovelStore, path: str, line: str) -> None:
+    old = store.document(path) or ""
+    prefix = old if old.endswith("\n") or not old else old + "\n"
+    store.put_document(path, f"{prefix}- {iso_now()} {line.strip()}\n")
+
+
+def _docs(store: NovelStore, prefix: str, *, suffix: str = ".md", limit: int = 12_000) -> str:
+    parts = []
+    for path in store.list_documents(prefix):
+        if path.endswith(suffix) and not path.endswith("changelog.md"):
+            parts.append(f"## {path}\n{store.document(path) or ''}")
+    return "\n\n".join(parts)[:limit]
+
+
+def _blocks(system_blocks: Sequence[str]) -> list[PromptBlock]:
+    return [PromptBlock(text, cache=True) for text in system_blocks if text.strip()]
+
+
+def _request_key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
+
+
+async def _ask_decision(
+    store: NovelStore, decision: _Decision, topic: str, answer_path: str, interaction: InteractionManager
+) -> str:
+    """Turn an agent's requires_user_decision into a NOVEL_ASK question; return the chosen option."""
+    options = list(dict.fromkeys(o for o in decision.options if o.strip()))
+    default = decision.recommendation if decision.recommendation in options else options[0]
+    spec = QuestionSpec.model_validate(
+        {
+            "version": 1,
+            "topic": topic,
+            "questions": [
+                {
+                    "id": "decision",
+                    "header": "需要你决定",
+                    "question": (
+                        f"{decision.rationale or '模型需要你做决定'}（建议：{decision.recommendation}）"
+                    ),
+                    "kind": "single_choice",
+                    "options": [{"label": o, "description": ""} for o in options],
+                    "default": default,
+                    "allow_other": True,
+                }
+            ],
+        }
+    )
+    answer = await resolve_gate(
+        spec,
+        answer_path,
+        interaction,
+        load=store.answer,
+        save=store.put_answer,
+        context=json.dumps(decision.data, ensure_ascii=False)[:2000],
+    )
+    choice = answer.answers.get("decision")
+    return choice if isinstance(choice, str) else default
+
+
+def _cost(client: LLMClient, responses: Sequence[Any]) -> float:
+    return float(sum(r.usage.cost(client.settings.price_for(r.model)) for r in responses))
+
+
+# ---------------------------------------------------------------------------- characters
+def _store_character(store: NovelStore, character: Character, note: str) -> list[str]:
+    path = f"characters/active/{character.id}.json"
+    if store.document(path) is not None or store.document(f"characters/retired/{character.id}.json"):
+        raise OnDemandError(f"角色 {character.id} 已存在 (character exists)")
+    store.put_document(path, dumps(character.to_json_dict()))
+    _append_changelog(store, CHARACTER_CHANGELOG, f"新增角色 {character.name}（{character.id}）{note}")
+    return [path]
+
+
+def _merge_relationships(store: NovelStore, new: Sequence[Relationship]) -> list[str]:
+    if not new:
+        return []
+    current = Relationships.model_validate(store.document_json(RELATIONSHIPS) or {"relationships": []})
+    kept = [r for r in current.relationships if not any(r.from_ == n.from_ and r.to == n.to for n in new)]
+    merged = Relationships(relationships=[*kept, *new])
+    store.put_document(RELATIONSHIPS, dumps(merged.to_json_dict()))
+    return [RELATIONSHIPS]
+
+
+async def add_character(
+    store: NovelStore,
+    *,
+    profile: dict[str, Any] | None = None,
+    description: str | None = None,
+    client: LLMClient | None = None,
+    interaction: InteractionManager | None = None,
+) -> ActionResult:
+    """Add a character: a ready profile as given, or one CharacterWeaver creates from ``description``.
+
+    A profile is validated as :class:`Character` and written to ``characters/active/<id>.json``. With a
+    description, CharacterWeaver (新增角色 mode) writes the profile, its L2 contracts and relationships; a
+    contract question it cannot settle becomes a NOVEL_ASK question first.
+    """
+    if profile is not None:
+        try:
+            character = Character.model_validate({**profile, "status": "active"})
+        except ValidationError as exc:
+            raise OnDemandError(f"角色档案无效：{exc.errors()[0]['msg']} (invalid profile)") from None
+        paths: list[str] = await _db(_store_character, store, character, "（手动）")
+        return ActionResult(f"已新增角色 {character.name}", paths)
+    if not description or client is None:
+        raise OnDemandError("需要角色档案，或者描述加模型服务 (a profile, or a description and a client)")
+
+    cp = await _db(store.checkpoint)
+    context = {
+        "project_brief": await _db(store.document, "brief.md") or "",
+        "world_rules": json.dumps(await _db(store.document_json, RULES) or {}, ensure_ascii=False),
+        "world_docs": await _db(_docs, store, "world/"),
+        "mode": "新增角色",
+        "current_chapter": str(cp.get("last_completed_chapter") or 0),
+        "existing_characters": await _db(_docs, store, "characters/active/", suffix=".json"),
+        "relationships": await _db(store.document, RELATIONSHIPS) or "",
+        "outline_basis": "",
+        "update_request": description,
+    }
+    reply, cost = await _weave(store, client, context, interaction, description)
+    written: list[str] = []
+    for character in reply.characters:
+        written += await _db(_store_character, store, character, f"：{description[:40]}")
+    written += await _db(_merge_relationships, store, reply.relationships)
+    names = "、".join(c.name for c in reply.characters)
+    return ActionResult(f"已新增角色 {names}", written, cost_usd=cost)
+
+
+async def _weave(
+    store: NovelStore,
+    client: LLMClient,
+    context: dict[str, str],
+    interaction: InteractionManager | None,
+    request: str,
+) -> tuple[CharacterWeaverReply, float]:
+    cost = 0.0
+    for _round in range(2):
+        prompt = render_template("character_weaver", context)
+        result = await call_structured(
+            client,
+            AgentRole.character_weaver,
+            _blocks(prompt.system_blocks),
+            [{"role": "user", "content": prompt.user}],
+            CharacterWeaverReply,
+            what="角色档案",
+        )
+        cost += _cost(client, result.responses)
+        if result.value is None:
+            raise OnDemandError("；".join(result.warnings) or "角色档案未能生成")
+        if not result.value.is_decision:
+            return result.value, cost
+        if interaction is None or _round == 1:
+            raise OnDemandError(f"CharacterWeaver 需要作者决定：{result.value.rationale}")
+        path = f"{layout.NOVEL_ASK_DIR}character-{_request_key(request)}.answers.json"
+        choice = await _ask_decision(store, result.value, "character decision", path, interaction)
+        context = {**context, "update_request": f"{request}\n\n作者的决定：{choice}"}
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def retire_character(store: NovelStore, slug: str, reason: str = "") -> ActionResult:
+    """Retire a character: ``characters/active/<slug>.*`` move to ``characters/retired/``, status retired.
+
+    The profile and its contracts are kept verbatim apart from ``status`` (seed §5.2 退场角色).
+    """
+    src = f"characters/active/{slug}.json"
+    data = store.document_json(src)
+    if data is None:
+        raise OnDemandError(f"找不到活跃角色 {slug} (no active character {slug})")
+    data["status"] = "retired"
+    written: list[str] = []
+    for suffix in (".json", ".md"):
+        old = f"characters/active/{slug}{suffix}"
+        text = store.document(old)
+        if text is None:
+            continue
+        new = f"characters/retired/{slug}{suffix}"
+        store.put_document(new, dumps(data) if suffix == ".json" else text)
+        store.delete_document(old)
+        written.append(new)
+    name = data.get("name", slug)
+    _append_changelog(
+        store, CHARACTER_CHANGELOG, f"角色 {name}（{slug}）退场{'：' + reason if reason else ''}"
+    )
+    return ActionResult(f"角色 {name} 已退场，档案移至 characters/retired/", written)
+
+
+# ---------------------------------------------------------------------------- world
+def _next_rule_id(taken: set[str]) -> str:
+    numbers = [int(r[2:]) for r in taken if re.fullmatch(r"W-\d+", r)]
+    return f"W-{(max(numbers) if numbers else 0) + 1:03d}"
+
+
+def merge_world_rules(
+    existing: WorldRules, reply: WorldRules, changed: Sequence[str]
+) -> tuple[WorldRules, list[str]]:
+    """Existing rules stay (hard ones are never dropped); changed ones are replaced; new ones get new ids.
+
+    A returned rule whose id is taken but which is not listed as changed, and differs, is a new rule that
+    reused an id: it is appended under the next free id. Returns the merged rules and the ids added.
+    """
+    rules = {r.id: r for r in existing.rules}
+    added: list[str] = []
+    for rule in reply.rules:
+        old = rules.get(rule.id)
+        if old is None:
+            # A fresh id below the current maximum would reorder history; renumber after the last one.
+            new_id = rule.id if rule.id == _next_rule_id(set(rules)) else _next_rule_id(set(rules))
+            rules[new_id] = WorldRule.model_validate({**rule.to_json_dict(), "id": new_id})
+            added.append(new_id)
+        elif rule.id in changed and old.constraint_type != "hard":
+            rules[rule.id] = rule
+        elif rule.rule != old.rule and rule.id not in changed:
+            new_id = _next_rule_id(set(rules))
+            rules[new_id] = WorldRule.model_validate({**rule.to_json_dict(), "id": new_id})
+            added.append(new_id)
+    return WorldRules(rules=list(rules.values())), added
+
+
+async def extend_world(
+    store: NovelStore, client: LLMClient, request: str, interaction: InteractionManager
+) -> ActionResult:
+    """WorldBuilder in 增量更新 mode: new rules are appended with new ids, documents written or updated.
+
+    A request that conflicts with a hard rule comes back as ``requires_user_decision``; the author answers
+    a NOVEL_ASK question and WorldBuilder runs once more with the decision.
+    """
+    from novel_desktop.agents.templates import render_template
+
+    context = {
+        "project_brief": await _db(store.document, "brief.md") or "",
+        "research_notes": await _db(_docs, store, "research/"),
+        "mode": "增量更新",
+        "existing_world_docs": await _db(_docs, store, "world/"),
+        "existing_rules": await _db(store.document, RULES) or "",
+        "existing_storylines": await _db(store.document, STORYLINES) or "",
+        "update_request": request,
+    }
+    cost = 0.0
+    reply: WorldBuilderReply | None = None
+    for _round in range(2):
+        prompt = render_template("world_builder", context)
+        result = await call_structured(
+            client,
+            AgentRole.world_builder,
+            _blocks(prompt.system_blocks),
+            [{"role": "user", "content": prompt.user}],
+            WorldBuilderReply,
+            what="世界观更新",
+        )
+        cost += _cost(client, result.responses)
+        if result.value is None:
+            raise OnDemandError("；".join(result.warnings) or "世界观更新未能生成")
+        if not result.value.is_decision:
+            reply = result.value
+            break
+        if _round == 1:
+            raise OnDemandError(f"WorldBuilder 仍需要作者决定：{result.value.rationale}")
+        path = f"{layout.NOVEL_ASK_DIR}world-extend-{_request_key(request)}.answers.json"
+        choice = await _ask_decision(store, result.value, "world extension conflict", path, interaction)
+        if "放弃" in choice:
+            return ActionResult(f"已按作者的决定放弃这项需求：{choice}", [], cost_usd=cost)
+        context = {**context, "update_request": f"{request}\n\n作者的决定：{choice}"}
+    assert reply is not None
+    assert reply.rules is not None
+    written = await _db(_apply_world, store, reply, reply.rules)
+    added = [p for p in written if p.startswith("W-")]
+    paths = [p for p in written if not p.startswith("W-")]
+    message = f"世界观已更新：新增规则 {'、'.join(added) or '无'}，写入 {len(paths)} 个文件"
+    return ActionResult(message, paths, cost_usd=cost)
+
+
+def _apply_world(store: NovelStore, reply: WorldBuilderReply, rules: WorldRules) -> list[str]:
+    existing = WorldRules.model_validate(store.document_json(RULES) or {"rules": []})
+    merged, added = merge_world_rules(existing, rules, reply.changed_rule_ids)
+    store.put_document(RULES, dumps(merged.to_json_dict()))
+    written = [RULES]
+    for doc in reply.documents:
+        name = Path(doc.file).name
+        if not name.endswith(".md") or name == "changelog.md":
+            continue
+        store.put_document(f"world/{name}", doc.content if doc.content.endswith("\n") else doc.content + "\n")
+        written.append(f"world/{name}")
+    if reply.storylines is not None:
+        store.put_document(STORYLINES, dumps(reply.storylines.to_json_dict()))
+        written.append(STORYLINES)
+    _append_changelog(store, WORLD_CHANGELOG, reply.changelog or f"增量更新：新增 {'、'.join(added) or '无'}")
+    return [*written, *added]
+
+
+# ---------------------------------------------------------------------------- storylines, research
+def add_storyline(
+    store: NovelStore,
+    *,
+    storyline_id: Slug,
+    name: str,
+    type: str = "character_arc",
+    scope: str = "multi_volume",
+    description: str = "",
+    pov_characters: Sequence[str] = (),
+    status: str = "active",
+) -> ActionResult:
+    """Add a storyline to ``storylines/storylines.json`` and give it an empty memory file.
+
+    More than four active storylines is allowed but warned about (seed 004 §6 Layer 1, DR-021).
+    """
+    current = StorylinesFile.model_validate(store.document_json(STORYLINES) or {"storylines": []})
+    if current.get(storyline_id) is not None:
+        raise OnDemandError(f"故事线 {storyline_id} 已存在 (storyline exists)")
+    volume = int(store.checkpoint().get("current_volume") or 1)
+    try:
+        line = Storyline.model_validate(
+            {
+                "id": storyline_id,
+                "name": name,
+                "type": type,
+                "scope": scope,
+                "status": status,
+                "pov_characters": list(pov_characters),
+                "introduced_volume": volume,
+                "description": description,
+            }
+        )
+        updated = StorylinesFile.model_validate(
+            {
+                **current.to_json_dict(),
+                "storylines": [*[s.to_json_dict() for s in current.storylines], line.to_json_dict()],
+            }
+        )
+    except ValidationError as exc:
+        raise OnDemandError(f"故事线无效：{exc.errors()[0]['msg']} (invalid storyline)") from None
+    store.put_document(STORYLINES, dumps(updated.to_json_dict()))
+    memory = layout.memory_path(storyline_id)
+    if store.document(memory) is None:
+        store.put_document(memory, f"# {name}\n")
+    warnings = []
+    if len(updated.active()) > MAX_ACTIVE_STORYLINES:
+        warnings.append(
+            f"同时活跃的故事线已有 {len(updated.active())} 条，建议不超过 {MAX_ACTIVE_STORYLINES} 条"
+        )
+    return ActionResult(f"已新增故事线 {name}（{storyline_id}）", [STORYLINES, memory], warnings)
+
+
+def _research_name(stem: str, taken: set[str]) -> str:
+    safe = re.sub(r"[\\/:*?\"<>|\s]+", "-", stem).strip("-.") or "notes"
+    name, i = f"research/{safe}.md", 2
+    while name in taken:
+        name, i = f"research/{safe}-{i}.md", i + 1
+    return name
+
+
+def import_research_notes(store: NovelStore, files: Sequence[str | Path]) -> ActionResult:
+    """Copy text files into ``research/*.md`` (one per file), which WorldBuilder and CharacterWeaver read.
+
+    UTF-8 and GB18030 text are accepted; an existing note is never overwritten (a suffix is added).
+    """
+    taken = set(store.list_documents("research/"))
+    written: list[str] = []
+    warnings: list[str] = []
+    for file in files:
+        path = Path(file)
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            warnings.append(f"{path}: 无法读取（{exc.strerror or exc}），已跳过")
+            continue
+        for encoding in ("utf-8-sig", "gb18030"):
+            try:
+                text = data.decode(encoding)
+                break
+            except UnicodeDecodeError:
+                continue
+        else:
+            warnings.append(f"{path}: 不是文本文件，已跳过")
+            continue
+        if not text.strip():
+            warnings.append(f"{path}: 文件是空的，已跳过")
+            continue
+        name = _research_name(path.stem, taken)
+        body = text if path.suffix.lower() == ".md" else f"# {path.stem}\n\n{text}"
+        store.put_document(name, body if body.endswith("\n") else body + "\n")
+        taken.add(name)
+        written.append(name)
+    if not written:
+        raise OnDemandError("没有导入任何资料：" + "；".join(warnings))
+    return ActionResult(f"已导入 {len(written)} 份资料到 research/", written, warnings)
+
+
+# ---------------------------------------------------------------------------- judging again
+@dataclass
+class RejudgeResult:
+    """A chapter's new verdict next to the one it replaced."""
+
+    chapter: int
+    old_overall: float | None
+    new_overall: float | None
+    cost_usd: float
+    warnings: list[str] = field(default_factory=list)
+
+
+def store_reevaluation(
+    store: NovelStore, chapter: int, evaluation: Evaluation, *, how: str, model: str, cost_usd: float
+) -> float | None:
+    """Store a new evaluation for a committed chapter; the old one moves into its pipeline log.
+
+    The log gains a ``previous_evaluations`` entry (the old verdict in full, with when and why it was
+    replaced) and a stage line for the call. One transaction. Returns the old overall score.
+    """
+    if not store.writable:
+        raise OnDemandError("这部小说以只读方式打开 (the novel is open read-only)")
+    now = iso_now()
+    data = {**evaluation.to_json_dict(), "chapter": chapter}
+    overall = data.get("overall")
+    with Session(writer(store.engine), expire_on_commit=False) as s, s.begin():
+        old_row = s.get(EvaluationRow, chapter)
+        old = json.loads(old_row.content) if old_row else None
+        log_row = s.get(PipelineLogRow, chapter)
+        log: dict[str, Any] = (
+            json.loads(log_row.content) if log_row else {"chapter": chapter, "started_at": now}
+        )
+        history = list(log.get("previous_evaluations") or [])
+        if old is not None:
+            history.append({"replaced_at": now, "replaced_by": how, "evaluation": old})
+        log["previous_evaluations"] = history
+        log.setdefault("stages", []).append(
+            {
+                "name": how,
+                "model": model,
+                "input_tokens": 0,
+                "output_tokens": 0,
+                "duration_ms": 0,
+                "cost_usd": round(cost_usd, 6),
+            }
+        )
+        total = float(log.get("total_cost_usd") or 0.0) + cost_usd
+        log["total_cost_usd"] = round(total, 6)
+        s.merge(
+            EvaluationRow(
+                chapter=chapter,
+                content=json.dumps(data, ensure_ascii=False, indent=2),
+                overall=float(overall) if isinstance(overall, int | float) else None,
+                recommendation=data.get("recommendation"),
+                updated_at=now,
+            )
+        )
+        s.merge(
+            PipelineLogRow(
+                chapter=chapter,
+                content=json.dumps(log, ensure_ascii=False, indent=2),
+                total_cost_usd=round(total, 6),
+                updated_at=now,
+            )
+        )
+    old_overall = old.get("overall") if isinstance(old, dict) else None
+    return float(old_overall) if isinstance(old_overall, int | float) else None
+
+
+def _judge_prompt(store: NovelStore, chapter: int) -> tuple[list[PromptBlock], str]:
+    from novel_desktop.agents import facts as fact_sheet
+    from novel_desktop.agents.context import load_facts
+    from novel_desktop.agents.templates import render_template
+
+    text = store.chapter_text(chapter)
+    if text is None:
+        raise OnDemandError(f"第 {chapter} 章不存在 (chapter {chapter} does not exist)")
+    facts = load_facts(store, chapter)
+    prompt = render_template("quality_judge", fact_sheet.judge_context(facts, text))
+    return _blocks(prompt.system_blocks), prompt.user
+
+
+def _finish(evaluation: Evaluation, chapter: int) -> Evaluation:
+    # The weighted mean is arithmetic: ours, with the seed's weights, as in the chapter pipeline.
+    data = evaluation.to_json_dict()
+    data["overall"] = round(evaluation.computed_overall(), 2)
+    data["chapter"] = chapter
+    return Evaluation.model_validate(data)
+
+
+async def rejudge(store: NovelStore, client: LLMClient, chapter: int) -> RejudgeResult:
+    """Run QualityJudge again on a committed chapter; store the new verdict and keep the old in the log."""
+    system, user = await _db(_judge_prompt, store, chapter)
+    result = await call_structured(
+        client,
+        AgentRole.quality_judge,
+        system,
+        [{"role": "user", "content": user}],
+        Evaluation,
+        what="评审结果",
+    )
+    cost = _cost(client, result.responses)
+    if result.value is None:
+        raise OnDemandError("；".join(result.warnings) or f"第 {chapter} 章评审失败，原评审未改动")
+    evaluation = _finish(result.value, chapter)
+    model = (
+        result.responses[-1].model if result.responses else client.settings.model_for(AgentRole.quality_judge)
+    )
+    old = await _db(store_reevaluation, store, chapter, evaluation, how="rejudge", model=model, cost_usd=cost)
+    return RejudgeResult(chapter, old, evaluation.overall, cost, list(result.warnings))
+
+
+@dataclass
+class ReevaluationReport:
+    """A re-evaluation of many chapters: each chapter's old and new score, and what it cost."""
+
+    batch: BatchReport
+    chapters: dict[int, RejudgeResult] = field(default_factory=dict)
+    failed: dict[int, str] = field(default_factory=dict)
+
+    @property
+    def cost_usd(self) -> float:
+        return self.batch.cost_usd
+
+    @property
+    def full_price_usd(self) -> float:
+        return self.batch.full_price_usd
+
+
+async def batch_reevaluate(
+    store: NovelStore,
+    client: LLMClient,
+    chapters: Sequence[int],
+    *,
+    prefer_batch: bool = True,
+    first_poll_s: float = 5.0,
+    on_progress: Callable[[str], None] | None = None,
+) -> ReevaluationReport:
+    """Judge many committed chapters again in one Message Batch (half price), or one by one without one.
+
+    Each chapter's new verdict replaces the stored one, which is kept in its pipeline log; a chapter whose
+    reply does not parse keeps its old verdict and is listed in ``failed``.
+    """
+    requests: list[BatchRequest] = []
+    for n in chapters:
+        system, user = await _db(_judge_prompt, store, n)
+        requests.append(
+            BatchRequest(
+                f"chapter-{layout.num(n)}",
+                AgentRole.quality_judge,
+                system,
+                [{"role": "user", "content": user}],
+            )
+        )
+    batch = await run_batch(
+        client, requests, prefer_batch=prefer_batch, first_poll_s=first_poll_s, on_progress=on_progress
+    )
+    report = ReevaluationReport(batch)
+    for n in chapters:
+        item = batch.results.get(f"chapter-{layout.num(n)}")
+        if item is None or not item.ok or item.text is None:
+            report.failed[n] = item.error if item is not None and item.error else "没有结果"
+            continue
+        try:
+            evaluation = _finish(parse_json_output(item.text, Evaluation), n)
+        except StructuredOutputError as exc:
+            report.failed[n] = exc.detail
+            continue
+        how = "reevaluate_batch" if batch.mode == "batch" else "reevaluate"
+        old = await _db(
+            store_reevaluation, store, n, evaluation, how=how, model=item.model, cost_usd=item.cost_usd
+        )
+        report.chapters[n] = RejudgeResult(n, old, evaluation.overall, item.cost_usd)
+    return report
+
+
+__all__ = [
+    "ActionResult",
+    "CharacterWeaverReply",
+    "OnDemandError",
+    "ReevaluationReport",
+    "RejudgeResult",
+    "WorldBuilderReply",
+    "add_character",
+    "add_storyline",
+    "batch_reevaluate",
+    "extend_world",
+    "import_research_notes",
+    "merge_world_rules",
+    "rejudge",
+    "retire_character",
+    "store_reevaluation",
+]
