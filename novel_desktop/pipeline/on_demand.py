@@ -258,6 +258,8 @@ async def _weave(
     interaction: InteractionManager | None,
     request: str,
 ) -> tuple[CharacterWeaverReply, float]:
+    from novel_desktop.agents.templates import render_template
+
     cost = 0.0
     for _round in range(2):
         prompt = render_template("character_weaver", context)
