@@ -1,15 +1,403 @@
-"""Pipeline progress and log (stub; its owner replaces this module)."""
+"""Pipeline progress for the window: the stage bar, tokens and cost, 续写/停止, an event log, and the live draft.
+
+:class:`PipelineDock` goes into a dock of the main window; :class:`LiveDraftView` is the read-only tab the
+draft streams into. Both only listen to the :class:`PipelineController`'s signals and call its methods.
+"""
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from datetime import datetime
 
-from novel_desktop.controllers.pipeline_controller import PipelineController
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QColor, QTextCursor
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QPlainTextEdit,
+    QPushButton,
+    QSizePolicy,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from novel_desktop.controllers.pipeline_controller import GATE_STAGE, PipelineController
 from novel_desktop.ui.i18n import tr
+
+#: The five steps the author sees, and the pipeline stages each one covers.
+STEPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("写作", ("draft", "revise")),
+    ("摘要/润色", ("summarize", "refine")),
+    ("评审", ("judge", "judge_secondary")),
+    ("门控", (GATE_STAGE, "polish")),
+    ("提交", ("commit",)),
+)
+STEP_OF_STAGE = {stage: i for i, (_, stages) in enumerate(STEPS) for stage in stages}
+
+GATE_ACTIONS = {
+    "pass": "通过",
+    "polish": "二次润色后通过",
+    "revise": "修订",
+    "rewrite": "重写",
+    "ask_user": "请你决定",
+    "force_pass": "强制通过（已标记）",
+}
+
+_STEP_STYLES = {
+    "pending": "color: palette(mid); border: 1px solid palette(midlight); background: transparent;",
+    "current": "color: white; border: 1px solid #1a73e8; background: #1a73e8; font-weight: bold;",
+    "done": "color: #1e7b34; border: 1px solid #8fd19e; background: #e9f7ec;",
+    "stopped": "color: #9a3412; border: 1px solid #f5b48a; background: #fff1e6; font-weight: bold;",
+}
+_LOG_COLORS = {"info": None, "ok": "#1e7b34", "warning": "#a15c00", "error": "#b00020"}
+
+
+def _now() -> str:
+    return datetime.now().strftime("%H:%M:%S")
+
+
+class StepLabel(QLabel):
+    """One step of the stage bar; ``state`` is pending, current, done or stopped."""
+
+    def __init__(self, title: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.title = title
+        self.state = "pending"
+        self.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.setMinimumWidth(self.fontMetrics().horizontalAdvance("✓ 摘要/润色") + 24)
+        self.set_state("pending")
+
+    def set_state(self, state: str, title: str | None = None) -> None:
+        self.state = state
+        shown = tr(title or self.title)
+        self.setText(f"✓ {shown}" if state == "done" else shown)
+        self.setStyleSheet(f"QLabel {{ {_STEP_STYLES[state]} border-radius: 4px; padding: 4px 10px; }}")
 
 
 class PipelineDock(QWidget):
+    """Stage bar, chapter, tokens and cost so far, 续写 N 章 / 停止, and a timed log of what happened."""
+
     def __init__(self, pipeline: PipelineController, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.pipeline = pipeline
-        QVBoxLayout(self).addWidget(QLabel(tr("流水线")))
+        self._chapter = 0
+        self._usage: dict[int, tuple[int, int, float]] = {}
+        self._streamed = 0
+
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(8, 6, 8, 6)
+        outer.setSpacing(6)
+
+        # --- row 1: chapter, stage bar, actions
+        bar = QHBoxLayout()
+        bar.setSpacing(6)
+        self.chapter_label = QLabel(tr("未在运行"))
+        self.chapter_label.setMinimumWidth(self.fontMetrics().horizontalAdvance("第 888 章") + 8)
+        font = self.chapter_label.font()
+        font.setBold(True)
+        self.chapter_label.setFont(font)
+        bar.addWidget(self.chapter_label)
+        self.steps: list[StepLabel] = []
+        for i, (title, _) in enumerate(STEPS):
+            if i:
+                arrow = QLabel("→")
+                arrow.setStyleSheet("color: palette(mid);")
+                bar.addWidget(arrow)
+            step = StepLabel(title)
+            self.steps.append(step)
+            bar.addWidget(step)
+        bar.addStretch(1)
+        self.count_box = QSpinBox()
+        self.count_box.setRange(1, 50)
+        self.count_box.setValue(1)
+        self.count_box.setSuffix(tr(" 章"))
+        self.count_box.setToolTip(tr("一次续写的章数"))
+        self.continue_button = QPushButton(tr("续写"))
+        self.continue_button.setToolTip(tr("按本卷大纲续写下一章（或 N 章）"))
+        self.stop_button = QPushButton(tr("停止"))
+        self.stop_button.setToolTip(tr("立即停止；未提交的章节保持原样，下次续写从中断处继续"))
+        bar.addWidget(self.count_box)
+        bar.addWidget(self.continue_button)
+        bar.addWidget(self.stop_button)
+        outer.addLayout(bar)
+
+        # --- row 2: tokens and cost
+        self.usage_label = QLabel()
+        self.usage_label.setStyleSheet("color: palette(dark);")
+        self.usage_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        outer.addWidget(self.usage_label)
+
+        # --- the last error, in words the author can act on
+        self.error_label = QLabel()
+        self.error_label.setWordWrap(True)
+        self.error_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.error_label.setStyleSheet(
+            "QLabel { color: #7f1d1d; background: #fdecec; border: 1px solid #f5b5b5;"
+            " border-radius: 4px; padding: 6px 8px; }"
+        )
+        self.error_label.hide()
+        outer.addWidget(self.error_label)
+
+        # --- the log
+        self.log_list = QListWidget()
+        self.log_list.setFrameShape(QFrame.Shape.StyledPanel)
+        self.log_list.setWordWrap(True)
+        self.log_list.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        outer.addWidget(self.log_list, 1)
+
+        self._connect()
+        self._update_usage()
+        self._on_pipeline_running_changed(pipeline.running)
+
+    def _connect(self) -> None:
+        p = self.pipeline
+        p.running_changed.connect(self._on_pipeline_running_changed)
+        p.chapter_started.connect(self._on_pipeline_chapter_started)
+        p.stage_started.connect(self._on_pipeline_stage_started)
+        p.text_delta.connect(self._on_pipeline_text_delta)
+        p.text_reset.connect(self._on_pipeline_text_reset)
+        p.usage_updated.connect(self._on_pipeline_usage_updated)
+        p.gate_decided.connect(self._on_pipeline_gate_decided)
+        p.chapter_committed.connect(self._on_pipeline_chapter_committed)
+        p.chapter_paused.connect(self._on_pipeline_chapter_paused)
+        p.warning.connect(self._on_pipeline_warning)
+        p.question_asked.connect(self._on_pipeline_question_asked)
+        p.cancelled.connect(self._on_pipeline_cancelled)
+        p.failed.connect(self._on_pipeline_failed)
+        p.rebuild_finished.connect(self._on_pipeline_rebuild_finished)
+        self.continue_button.clicked.connect(self._on_continue_clicked)
+        self.stop_button.clicked.connect(self._on_stop_clicked)
+
+    # ------------------------------------------------------------------ helpers
+    def log(self, text: str, kind: str = "info") -> None:
+        """Append a timed line to the log and keep it in view."""
+        item = QListWidgetItem(f"{_now()}  {text}")
+        color = _LOG_COLORS.get(kind)
+        if color:
+            item.setForeground(QColor(color))
+        item.setData(Qt.ItemDataRole.UserRole, kind)
+        self.log_list.addItem(item)
+        self.log_list.scrollToBottom()
+
+    def log_lines(self) -> list[str]:
+        """The log's lines without their times (what tests and copy-paste care about)."""
+        return [self.log_list.item(i).text().split("  ", 1)[1] for i in range(self.log_list.count())]
+
+    def _chapter_name(self, chapter: int) -> str:
+        return tr("第 {n} 章").format(n=chapter)
+
+    def _set_step(self, index: int, stage: str = "") -> None:
+        for i, step in enumerate(self.steps):
+            if i < index:
+                step.set_state("done")
+            elif i == index:
+                title = None
+                if stage == "revise":
+                    title = "修订"
+                elif stage == "polish":
+                    title = "二次润色"
+                elif stage == "judge_secondary":
+                    title = "复核"
+                step.set_state("current", title)
+            else:
+                step.set_state("pending")
+
+    def _mark_stopped(self) -> None:
+        for step in self.steps:
+            if step.state == "current":
+                step.set_state("stopped", step.text())
+
+    def _update_usage(self) -> None:
+        usage_in, usage_out, cost = self._usage.get(self._chapter, (0, 0, 0.0))
+        total = sum(c for _, _, c in self._usage.values())
+        self.usage_label.setText(
+            tr("本章：输入 {i} · 输出 {o} tokens · ${c:.4f}　本次合计 ${t:.4f}　已写 {w} 字").format(
+                i=f"{usage_in:,}", o=f"{usage_out:,}", c=cost, t=total, w=f"{self._streamed:,}"
+            )
+        )
+
+    # ------------------------------------------------------------------ slots
+    def _on_continue_clicked(self) -> None:
+        self.pipeline.continue_chapters(self.count_box.value())
+
+    def _on_stop_clicked(self) -> None:
+        self.pipeline.cancel()
+
+    def _on_pipeline_running_changed(self, running: bool) -> None:
+        self.continue_button.setEnabled(not running)
+        self.count_box.setEnabled(not running)
+        self.stop_button.setEnabled(running)
+        if running:
+            self._usage.clear()
+            self._streamed = 0
+            self.error_label.hide()
+            self._update_usage()
+        elif self._chapter == 0:
+            self.chapter_label.setText(tr("未在运行"))
+
+    def _on_pipeline_chapter_started(self, chapter: int, resumed_from: str) -> None:
+        self._chapter = chapter
+        self._streamed = 0
+        self.chapter_label.setText(self._chapter_name(chapter))
+        for step in self.steps:
+            step.set_state("pending")
+        if resumed_from:
+            self.log(
+                tr("{ch} 从中断处继续（{stage}）").format(ch=self._chapter_name(chapter), stage=resumed_from)
+            )
+        else:
+            self.log(tr("{ch} 开始").format(ch=self._chapter_name(chapter)))
+        self._update_usage()
+
+    def _on_pipeline_stage_started(self, chapter: int, stage: str) -> None:
+        if stage in ("draft", "revise"):
+            self._streamed = 0
+        index = STEP_OF_STAGE.get(stage)
+        if index is not None:
+            self._set_step(index, stage)
+        if stage == "revise":
+            self.log(tr("{ch} 按评审意见修订").format(ch=self._chapter_name(chapter)))
+
+    def _on_pipeline_text_delta(self, _chapter: int, text: str) -> None:
+        self._streamed += len(text)
+        self._update_usage()
+
+    def _on_pipeline_text_reset(self, chapter: int) -> None:
+        self._streamed = 0
+        self._update_usage()
+        self.log(tr("{ch} 连接中断，正在重新生成").format(ch=self._chapter_name(chapter)), "warning")
+
+    def _on_pipeline_usage_updated(self, chapter: int, usage_in: int, usage_out: int, cost: float) -> None:
+        self._usage[chapter] = (usage_in, usage_out, cost)
+        self._update_usage()
+
+    def _on_pipeline_gate_decided(self, chapter: int, action: str, overall: float, reason: str) -> None:
+        words = tr(GATE_ACTIONS.get(action, action))
+        kind = "ok" if action in ("pass", "polish") else "warning"
+        self.log(
+            tr("{ch} 门控：{action}（{score:.1f} 分）— {reason}").format(
+                ch=self._chapter_name(chapter), action=words, score=overall, reason=reason
+            ),
+            kind,
+        )
+
+    def _on_pipeline_chapter_committed(self, chapter: int) -> None:
+        for step in self.steps:
+            step.set_state("done")
+        self.log(tr("{ch} 已提交").format(ch=self._chapter_name(chapter)), "ok")
+
+    def _on_pipeline_chapter_paused(self, chapter: int, message: str) -> None:
+        self._mark_stopped()
+        self.log(tr("{ch} 暂停：{msg}").format(ch=self._chapter_name(chapter), msg=message), "warning")
+
+    def _on_pipeline_warning(self, chapter: int, message: str) -> None:
+        # Core messages usually name their chapter already ("第 3 章的状态补丁…").
+        named = f"第 {chapter} 章" in message or f"第{chapter}章" in message
+        prefix = f"{self._chapter_name(chapter)} " if chapter and not named else ""
+        self.log(f"⚠ {prefix}{message}", "warning")
+
+    def _on_pipeline_question_asked(self, request: object) -> None:
+        spec = getattr(request, "spec", None)
+        header = spec.questions[0].header if spec is not None and spec.questions else ""
+        self.log(tr("等待你的决定：{header}").format(header=header))
+
+    def _on_pipeline_cancelled(self) -> None:
+        self._mark_stopped()
+        self.log(tr("已停止：本章未提交，下次续写会从中断处继续"), "warning")
+
+    def _on_pipeline_failed(self, message: str) -> None:
+        self._mark_stopped()
+        self.error_label.setText(message)
+        self.error_label.show()
+        self.log("✖ " + message.replace("\n", " "), "error")
+
+    def _on_pipeline_rebuild_finished(self, report: object) -> None:
+        data = report if isinstance(report, dict) else {}
+        chapter = int(data.get("chapter", 0))
+        later = sorted(int(n) for n in (data.get("disagreeing") or {}))
+        if later:
+            chapters = "、".join(str(n) for n in later)
+            self.log(
+                tr("{ch} 重建完成；第 {later} 章可能与修改后的内容不一致，请检查").format(
+                    ch=self._chapter_name(chapter), later=chapters
+                ),
+                "warning",
+            )
+        else:
+            self.log(tr("{ch} 重建完成；后续章节与新状态一致").format(ch=self._chapter_name(chapter)), "ok")
+
+
+class LiveDraftView(QPlainTextEdit):
+    """The read-only tab the draft streams into, coalesced so a fast stream costs one layout per frame."""
+
+    FLUSH_MS = 40
+
+    def __init__(self, pipeline: PipelineController, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.pipeline = pipeline
+        self.setReadOnly(True)
+        self.setPlaceholderText(tr("点“续写”后，正在写的章节会实时显示在这里。"))
+        self.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        self.document().setDocumentMargin(16)
+        font = self.font()
+        font.setPointSizeF(font.pointSizeF() * 1.15)
+        self.setFont(font)
+        self._pending: list[str] = []
+        # The writer ends its reply with a fenced JSON block of state hints for the program, not prose:
+        # once the fence starts, the rest is not shown.
+        self._tail = ""
+        self._hidden = False
+        self._flush_timer = QTimer(self)
+        self._flush_timer.setSingleShot(True)
+        self._flush_timer.setInterval(self.FLUSH_MS)
+        self._flush_timer.timeout.connect(self.flush)
+        pipeline.chapter_started.connect(self._on_pipeline_chapter_started)
+        pipeline.stage_started.connect(self._on_pipeline_stage_started)
+        pipeline.text_delta.connect(self._on_pipeline_text_delta)
+        pipeline.text_reset.connect(self._on_pipeline_text_reset)
+
+    def flush(self) -> None:
+        """Append what arrived since the last flush; follow the end only if the author was at the end."""
+        if not self._pending:
+            return
+        text, self._pending = "".join(self._pending), []
+        if self._hidden:
+            return
+        window = self._tail + text
+        fence = window.find("```")
+        if fence >= 0:
+            self._hidden = True
+            text = text[: max(0, fence - len(self._tail))].rstrip()
+        self._tail = window[-2:]
+        bar = self.verticalScrollBar()
+        at_end = bar.value() >= bar.maximum() - 4
+        cursor = QTextCursor(self.document())
+        cursor.movePosition(QTextCursor.MoveOperation.End)
+        cursor.insertText(text)
+        if at_end:
+            bar.setValue(bar.maximum())
+
+    def _clear(self) -> None:
+        self._pending.clear()
+        self._tail = ""
+        self._hidden = False
+        self._flush_timer.stop()
+        self.clear()
+
+    def _on_pipeline_chapter_started(self, _chapter: int, _resumed: str) -> None:
+        self._clear()
+
+    def _on_pipeline_stage_started(self, _chapter: int, stage: str) -> None:
+        if stage in ("draft", "revise"):
+            self._clear()  # a revision streams a whole new text
+
+    def _on_pipeline_text_delta(self, _chapter: int, text: str) -> None:
+        self._pending.append(text)
+        if not self._flush_timer.isActive():
+            self._flush_timer.start()
+
+    def _on_pipeline_text_reset(self, _chapter: int) -> None:
+        self._clear()
