@@ -1,4 +1,4 @@
-"""Pipeline progress for the window: the stage bar, tokens and cost, 续写/停止, an event log, and the live draft.
+"""Pipeline progress for the window: stage bar, tokens and cost, 续写/停止, an event log, the live draft.
 
 :class:`PipelineDock` goes into a dock of the main window; :class:`LiveDraftView` is the read-only tab the
 draft streams into. Both only listen to the :class:`PipelineController`'s signals and call its methods.
