@@ -84,10 +84,16 @@ class WorldDocument(SeedModel):
     content: str
 
 
+class ReplyRules(SeedModel):
+    """The rules a WorldBuilder reply lists; ids may collide (the merge renumbers), so no uniqueness check."""
+
+    rules: list[WorldRule] = Field(default_factory=list)
+
+
 class WorldBuilderReply(_Decision):
     """prompts/world_builder.md: the rules, documents and storylines, or a decision."""
 
-    rules: WorldRules | None = None
+    rules: ReplyRules | None = None
     documents: list[WorldDocument] = Field(default_factory=list)
     storylines: StorylinesFile | None = None
     changed_rule_ids: list[str] = Field(default_factory=list)
@@ -318,12 +324,13 @@ def _next_rule_id(taken: set[str]) -> str:
 
 
 def merge_world_rules(
-    existing: WorldRules, reply: WorldRules, changed: Sequence[str]
+    existing: WorldRules, reply: ReplyRules | WorldRules, changed: Sequence[str]
 ) -> tuple[WorldRules, list[str]]:
     """Existing rules stay (hard ones are never dropped); changed ones are replaced; new ones get new ids.
 
-    A returned rule whose id is taken but which is not listed as changed, and differs, is a new rule that
-    reused an id: it is appended under the next free id. Returns the merged rules and the ids added.
+    A returned rule whose id is taken and whose text differs is appended under the next free id, unless it
+    is listed as changed and the old rule is soft (then it replaces it): a hard rule is never rewritten.
+    Returns the merged rules and the ids added.
     """
     rules = {r.id: r for r in existing.rules}
     added: list[str] = []
@@ -336,7 +343,8 @@ def merge_world_rules(
             added.append(new_id)
         elif rule.id in changed and old.constraint_type != "hard":
             rules[rule.id] = rule
-        elif rule.rule != old.rule and rule.id not in changed:
+        elif rule.rule != old.rule:
+            # Either a new rule that reused a taken id, or an edit of a hard rule, which is never allowed.
             new_id = _next_rule_id(set(rules))
             rules[new_id] = WorldRule.model_validate({**rule.to_json_dict(), "id": new_id})
             added.append(new_id)
@@ -396,7 +404,7 @@ async def extend_world(
     return ActionResult(message, paths, cost_usd=cost)
 
 
-def _apply_world(store: NovelStore, reply: WorldBuilderReply, rules: WorldRules) -> list[str]:
+def _apply_world(store: NovelStore, reply: WorldBuilderReply, rules: ReplyRules) -> list[str]:
     existing = WorldRules.model_validate(store.document_json(RULES) or {"rules": []})
     merged, added = merge_world_rules(existing, rules, reply.changed_rule_ids)
     store.put_document(RULES, dumps(merged.to_json_dict()))
