@@ -17,6 +17,7 @@ from novel_desktop.cli import executor as executor_cmds
 from novel_desktop.cli import export as export_cmds
 from novel_desktop.cli import import_text as import_text_cmds
 from novel_desktop.cli import lifecycle as lifecycle_cmds
+from novel_desktop.cli import on_demand as on_demand_cmds
 from novel_desktop.cli import outline as outline_cmds
 from novel_desktop.cli import project as project_cmds
 from novel_desktop.cli import state as state_cmds
@@ -48,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     writing_cmds.register(subparsers)
     lifecycle_cmds.register(subparsers)
     executor_cmds.register(subparsers)
+    on_demand_cmds.register(subparsers)
     demo_cmds.register(subparsers)
     return parser
 
