@@ -14,8 +14,10 @@ import asyncio
 import dataclasses
 import importlib
 import inspect
+import json
 import logging
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
@@ -47,6 +49,93 @@ Asker = Callable[[InteractionRequest], "AnswerSpec | Awaitable[AnswerSpec | None
 
 #: Stage value the controller reports when the gate decides (the core emits GateDecided, not a stage).
 GATE_STAGE = "gate"
+
+
+async def _warm_up() -> None:
+    """The slow first-use work, each piece in a worker thread: ``import anthropic`` (over a second), the
+    agents (SQLAlchemy, templates), and jieba's dictionary, which the refiner's and judge's context use inside
+    the agents' coroutines: loaded there it would freeze the window for a second on the first chapter."""
+    from novel_desktop.analysis import segment
+
+    await asyncio.to_thread(importlib.import_module, "anthropic")
+    await asyncio.to_thread(importlib.import_module, "novel_desktop.agents.chapter")
+    await asyncio.to_thread(segment.ensure_ready)
+    await asyncio.to_thread(_exercise_sdk)
+
+
+def _exercise_sdk() -> None:
+    """Stream one canned reply through the SDK, offline, on a private loop in this worker thread.
+
+    The SDK builds its pydantic schemas for stream events on first use (about 50 ms); done here, the first
+    chapter's stream does not pay for it on the GUI's loop.
+    """
+    import anthropic
+    import httpx2
+
+    events = [
+        ("message_start", {"type": "message_start", "message": {
+            "id": "msg_warm_up", "type": "message", "role": "assistant", "model": "warm-up", "content": [],
+            "stop_reason": None, "stop_sequence": None,
+            "usage": {"input_tokens": 1, "output_tokens": 1, "cache_creation_input_tokens": 0,
+                      "cache_read_input_tokens": 0}}}),
+        ("content_block_start", {"type": "content_block_start", "index": 0,
+                                 "content_block": {"type": "text", "text": ""}}),
+        ("ping", {"type": "ping"}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                 "delta": {"type": "text_delta", "text": "好"}}),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ("message_delta", {"type": "message_delta", "usage": {"output_tokens": 1},
+                           "delta": {"stop_reason": "end_turn", "stop_sequence": None}}),
+        ("message_stop", {"type": "message_stop"}),
+    ]  # fmt: skip
+    body = "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events).encode()
+
+    def reply(_request: Any) -> Any:
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+    async def exercise() -> None:
+        http = httpx2.AsyncClient(transport=httpx2.MockTransport(reply))
+        async with (
+            anthropic.AsyncAnthropic(
+                api_key="warm-up", base_url="http://warm-up.invalid", http_client=http, max_retries=0
+            ) as sdk,
+            sdk.messages.stream(
+                model="warm-up", max_tokens=1, messages=[{"role": "user", "content": "warm up"}]
+            ) as stream,
+        ):
+            async for _event in stream:
+                pass
+            await stream.get_final_message()
+
+    try:
+        asyncio.run(exercise())
+    except Exception:  # only a warm-up: a failure here must not stop a run
+        log.debug("SDK warm-up failed", exc_info=True)
+
+
+#: One warm-up per process, shared by every controller (the libraries are process-wide).
+_warm_up_task: asyncio.Task[None] | None = None
+_warmed = False
+
+
+def _warm_up_pending() -> asyncio.Task[None] | None:
+    """The warm-up to wait for on this loop: None when done, a new task when none is under way here."""
+    global _warm_up_task
+    if _warmed:
+        return None
+    loop = asyncio.get_event_loop()
+    if _warm_up_task is not None and _warm_up_task.get_loop() is loop and not _warm_up_task.done():
+        return _warm_up_task
+    task = loop.create_task(_warm_up())
+
+    def on_done(done: asyncio.Task[None]) -> None:
+        global _warmed
+        # A failure is not cached: the next run tries again (and reports a real import error itself).
+        _warmed = not done.cancelled() and done.exception() is None
+
+    task.add_done_callback(on_done)
+    _warm_up_task = task
+    return task
 
 
 def _resumable() -> str:
@@ -190,16 +279,41 @@ class PipelineController(QObject):
     async def _run_chapters(self, count: int) -> None:
         await self._guarded(lambda: self._write(count), _resumable)
 
+    def warm_up(self) -> None:
+        """Load the heavy libraries in the background (the window calls this once it is shown), so the first
+        续写 starts at once. Harmless to call again; a run awaits the same work."""
+        _warm_up_pending()
+
+    async def wait_ready(self) -> None:
+        """Wait for the background warm-up (starting it if needed)."""
+        task = _warm_up_pending()
+        if task is not None:
+            await asyncio.shield(task)
+
     async def _prepare(self) -> Any:
-        """Settings and the slow imports, off the GUI thread (``import anthropic`` alone takes a second)."""
+        """Settings and the slow imports, off the GUI thread."""
         from novel_desktop.llm.settings import load_settings
 
-        await asyncio.to_thread(importlib.import_module, "anthropic")
-        await asyncio.to_thread(importlib.import_module, "novel_desktop.agents.chapter")
+        await self.wait_ready()
         loaded = await asyncio.to_thread(load_settings)
         if loaded.problem:
             self.warning.emit(0, str(loaded.problem))
         return loaded.settings
+
+    @asynccontextmanager
+    async def _llm_client(self, settings: Any) -> AsyncIterator[Any]:
+        """An LLMClient whose HTTP client was built in a worker thread: building one loads the system's CA
+        certificates into an SSL context, tens of milliseconds the window would otherwise freeze for."""
+        import anthropic
+
+        from novel_desktop.llm.client import LLMClient
+
+        http = await asyncio.to_thread(anthropic.DefaultAsyncHttpxClient)
+        try:
+            async with LLMClient(settings, http_client=http) as client:
+                yield client
+        finally:
+            await http.aclose()  # also when the client never started (no API key)
 
     def _check_outline(self) -> str | None:
         store = self.project.store
@@ -210,7 +324,6 @@ class PipelineController(QObject):
 
     async def _write(self, count: int) -> None:
         from novel_desktop.agents.chapter import LLMChapterAgents
-        from novel_desktop.llm.client import LLMClient
         from novel_desktop.pipeline.chapter import ChapterPipeline
 
         problem = await asyncio.to_thread(self._check_outline)
@@ -223,7 +336,7 @@ class PipelineController(QObject):
         self._interaction = interaction
         questions = asyncio.ensure_future(self._answer_questions(interaction))
         try:
-            async with LLMClient(settings) as client:
+            async with self._llm_client(settings) as client:
                 pipeline = ChapterPipeline(
                     store, LLMChapterAgents(store, client), interaction, emit=self._on_event
                 )
@@ -300,13 +413,12 @@ class PipelineController(QObject):
 
     async def _rebuild(self, chapter: int) -> None:
         from novel_desktop.agents.chapter import LLMChapterAgents
-        from novel_desktop.llm.client import LLMClient
         from novel_desktop.pipeline.rebuild import rebuild_from
 
         self._chapter = chapter
         settings = await self._prepare()
         store = self.project.store
-        async with LLMClient(settings) as client:
+        async with self._llm_client(settings) as client:
             report = await rebuild_from(store, LLMChapterAgents(store, client), chapter)
         self.project.notify_pipeline_commit()
         self.rebuild_finished.emit(dataclasses.asdict(report))

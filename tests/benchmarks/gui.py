@@ -1,0 +1,293 @@
+"""GUI benchmark: ``python -m tests.benchmarks.gui [--json]``.
+
+- ``max_stall_ms`` / ``p99_stall_ms``: while one chapter runs through the window (PipelineController, the
+  PipelineDock and the LiveDraftView on the qasync loop) with the fake Messages API server streaming at a
+  fixed token rate, a Qt timer ticks every 5 ms; a tick's stall is how much later than 5 ms after the
+  previous one it fired. The aim is no stall over 50 ms.
+- ``open_500_ms``: a generated 500-chapter novel, from nothing open until its last chapter is shown. The
+  main window is used when ``novel_desktop.ui.main_window.MainWindow`` exists; otherwise the measure is
+  ProjectController.open + a volume/chapter tree model of all 500 chapters + the last chapter loaded into a
+  read-only QPlainTextEdit that is shown and painted (``open_500_mode`` on stderr says which). Aim: under 1 s.
+
+Nothing is asserted: the figures are printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+TOKEN_RATE = 400.0  # output tokens per second: a typical streaming speed, so the run has a long stream
+TICK_MS = 5
+
+
+def _script(server: Any) -> None:
+    from tests.e2e.replies import judge_json, refiner_json, summarizer_json, writer_text
+    from tests.fakes.anthropic_server import Reply
+
+    def reply(text: str) -> Reply:
+        return Reply(text, chunk_size=12, token_rate=TOKEN_RATE)
+
+    server.set_default("chapter_writer", reply(writer_text(8)))
+    server.set_default("summarizer", reply(summarizer_json()))
+    server.set_default("style_refiner", reply(refiner_json()))
+    server.set_default("quality_judge", reply(judge_json(4.2)))
+    server.set_default("judge_secondary", reply(judge_json(4.2)))
+
+
+class Ticker:
+    """A 5 ms Qt timer recording how late each tick fires."""
+
+    def __init__(self) -> None:
+        from PySide6.QtCore import Qt, QTimer
+
+        self.stalls: list[float] = []
+        self._last = 0.0
+        self.timer = QTimer()
+        self.timer.setTimerType(Qt.TimerType.PreciseTimer)
+        self.timer.setInterval(TICK_MS)
+        self.timer.timeout.connect(self._tick)
+
+    def start(self) -> None:
+        self._last = time.perf_counter()
+        self.timer.start()
+
+    def stop(self) -> None:
+        self.timer.stop()
+
+    def _tick(self) -> None:
+        now = time.perf_counter()
+        self.stalls.append(max(0.0, (now - self._last) * 1000 - TICK_MS))
+        self._last = now
+
+
+def _p99(values: list[float]) -> float:
+    if len(values) < 2:
+        return values[0] if values else 0.0
+    return statistics.quantiles(values, n=100, method="inclusive")[98]
+
+
+async def _run_chapter(novel: Path) -> dict[str, Any]:
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QDockWidget, QMainWindow, QTabWidget
+
+    from novel_desktop.controllers.pipeline_controller import PipelineController
+    from novel_desktop.controllers.project_controller import ProjectController
+    from novel_desktop.ui.pipeline_dock import LiveDraftView, PipelineDock
+
+    project = ProjectController()
+    project.open(novel)
+    controller = PipelineController(project)
+    window = QMainWindow()
+    tabs = QTabWidget()
+    draft = LiveDraftView(controller)
+    tabs.addTab(draft, "写作中")
+    window.setCentralWidget(tabs)
+    dock = QDockWidget("流水线")
+    dock.setWidget(PipelineDock(controller))
+    window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
+    window.resize(1600, 1000)
+    window.show()
+
+    failures: list[str] = []
+    deltas: list[int] = []
+    controller.failed.connect(failures.append)
+    controller.text_delta.connect(lambda _c, t: deltas.append(len(t)))
+    done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    controller.finished.connect(lambda: done.done() or done.set_result(None))
+    # The window warms the heavy libraries up in the background once it is shown, as the app does; the
+    # stalls of that first-use loading are reported apart from the run's.
+    warm = Ticker()
+    warm.start()
+    warm_started = time.perf_counter()
+    controller.warm_up()
+    await controller.wait_ready()
+    warm_s = time.perf_counter() - warm_started
+    await asyncio.sleep(0.2)
+    warm.stop()
+    ticker = Ticker()
+    ticker.start()
+    started = time.perf_counter()
+    controller.continue_chapters(1)
+    await asyncio.wait_for(done, 300)
+    elapsed = time.perf_counter() - started
+    ticker.stop()
+    committed = len(project.chapters())
+    window.close()
+    project.close()
+    if failures:
+        raise RuntimeError(f"the chapter failed: {failures[0]}")
+    return {
+        "stalls": ticker.stalls,
+        "warm_up_s": warm_s,
+        "warm_up_max_stall_ms": max(warm.stalls, default=0.0),
+        "run_s": elapsed,
+        "deltas": len(deltas),
+        "chars": sum(deltas),
+        "chapters": committed,
+    }
+
+
+def _open_500(novel: Path) -> tuple[float, str]:
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    try:
+        from novel_desktop.ui import main_window  # the main window, once it exists
+    except ImportError:
+        main_window = None  # type: ignore[assignment]
+    if main_window is not None and hasattr(main_window, "MainWindow"):
+        return _open_500_main_window(app, novel, main_window.MainWindow), "MainWindow"
+    return _open_500_parts(app, novel), "ProjectController.open + tree model + QPlainTextEdit"
+
+
+def _open_500_main_window(app: Any, novel: Path, window_class: Any) -> float:
+    from novel_desktop.controllers.project_controller import ProjectController
+
+    started = time.perf_counter()
+    window = window_class()
+    window.resize(1600, 1000)
+    window.show()
+    opener = getattr(window, "open_novel", None) or getattr(window, "open_project", None)
+    if opener is None:
+        project = getattr(window, "project", None) or ProjectController()
+        project.open(novel)
+    else:
+        opener(str(novel))
+    last = getattr(window, "show_chapter", None)
+    if last is not None:
+        last(500)
+    app.processEvents()
+    window.repaint()
+    elapsed = (time.perf_counter() - started) * 1000
+    window.close()
+    return elapsed
+
+
+def _open_500_parts(app: Any, novel: Path) -> float:
+    from PySide6.QtGui import QStandardItem, QStandardItemModel
+    from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QTreeView, QWidget
+
+    from novel_desktop.controllers.project_controller import ProjectController
+
+    window = QWidget()
+    layout = QHBoxLayout(window)
+    tree = QTreeView()
+    editor = QPlainTextEdit()
+    editor.setReadOnly(True)
+    layout.addWidget(tree, 1)
+    layout.addWidget(editor, 3)
+    window.resize(1600, 1000)
+    window.show()
+    app.processEvents()
+
+    started = time.perf_counter()
+    project = ProjectController()
+    project.open(novel)
+    model = QStandardItemModel()
+    volumes: dict[int, QStandardItem] = {}
+    titles = dict(project.volumes())
+    chapters = project.chapters()
+    for info in chapters:
+        parent = volumes.get(info.volume)
+        if parent is None:
+            name = titles.get(info.volume) or ""
+            parent = volumes[info.volume] = QStandardItem(f"第{info.volume}卷 {name}".strip())
+            model.appendRow(parent)
+        parent.appendRow(QStandardItem(f"第{info.number}章 {info.title}（{info.chars}字）"))
+    tree.setModel(model)
+    last = chapters[-1]
+    editor.setPlainText(project.chapter_text(last.number))
+    tree.setCurrentIndex(model.indexFromItem(volumes[last.volume].child(volumes[last.volume].rowCount() - 1)))
+    window.repaint()  # painted: the author sees the chapter
+    app.processEvents()
+    elapsed = (time.perf_counter() - started) * 1000
+    project.close()
+    window.close()
+    return elapsed
+
+
+def run() -> tuple[dict[str, float], dict[str, Any]]:
+    import qasync
+    from PySide6.QtWidgets import QApplication
+
+    from novel_desktop.llm.settings import LLMSettings, RetrySettings, save_settings
+    from novel_desktop.storage.folder import import_folder
+    from tests.benchmarks.longnovel import generate
+    from tests.conftest import FIXTURES
+    from tests.fakes.anthropic_server import FakeAnthropicServer
+
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    with tempfile.TemporaryDirectory() as tmp, FakeAnthropicServer() as server:
+        root = Path(tmp)
+        os.environ["NOVEL_DESKTOP_CONFIG_DIR"] = str(root / "config")
+        os.environ["NOVEL_DESKTOP_DATA_DIR"] = str(root / "data")
+        os.environ["ANTHROPIC_API_KEY"] = "sk-bench-gui"
+        os.environ["ANTHROPIC_BASE_URL"] = server.base_url
+        save_settings(
+            LLMSettings(retry=RetrySettings(max_attempts=2, base_backoff_s=0.001, max_backoff_s=0.01))
+        )
+        _script(server)
+        novel = root / "青石问道.novel"
+        import_folder(FIXTURES / "seed_project", novel)
+
+        loop = qasync.QEventLoop(app)
+        asyncio.set_event_loop(loop)
+        try:
+            chapter = loop.run_until_complete(_run_chapter(novel))
+        finally:
+            loop.close()
+            asyncio.set_event_loop(None)
+
+        long_novel = generate(root / "long.novel", 500, per_volume=50)
+        open_ms, mode = _open_500(long_novel)
+
+    stalls = chapter.pop("stalls")
+    figures = {
+        "max_stall_ms": round(max(stalls), 1),
+        "p99_stall_ms": round(_p99(stalls), 1),
+        "open_500_ms": round(open_ms, 1),
+    }
+    details = {
+        "open_500_mode": mode,
+        "ticks": len(stalls),
+        "stalls_over_50ms": sum(1 for s in stalls if s > 50),
+        "run_s": round(chapter["run_s"], 2),
+        "warm_up_s": round(chapter["warm_up_s"], 2),
+        "warm_up_max_stall_ms": round(chapter["warm_up_max_stall_ms"], 1),
+        "streamed_pieces": chapter["deltas"],
+        "streamed_chars": chapter["chars"],
+        "chapters_after_run": chapter["chapters"],
+    }
+    return figures, details
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args(argv)
+    figures, details = run()
+    if args.json:
+        print(json.dumps(figures, ensure_ascii=False))
+        print(json.dumps(details, ensure_ascii=False), file=sys.stderr)
+    else:
+        for key, value in {**figures, **details}.items():
+            print(f"{key}: {value}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
