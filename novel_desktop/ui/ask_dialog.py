@@ -80,7 +80,7 @@ class _QuestionBox(QGroupBox):
         if hint:
             hint_label = QLabel(hint)
             hint_label.setObjectName("hint")
-            hint_label.setStyleSheet("color: palette(mid);")
+            hint_label.setStyleSheet("color: palette(dark);")
             layout.addWidget(hint_label)
 
         if question.kind == "free_text":
@@ -246,7 +246,7 @@ class AskDialog(QDialog):
         outer.addWidget(self.error_label)
 
         buttons = QDialogButtonBox()
-        self.ok_button: QPushButton = buttons.addButton(tr("提交"), QDialogButtonBox.ButtonRole.AcceptRole)
+        self.ok_button: QPushButton = buttons.addButton(tr("确定"), QDialogButtonBox.ButtonRole.AcceptRole)
         self.cancel_button: QPushButton = buttons.addButton(
             tr("取消"), QDialogButtonBox.ButtonRole.RejectRole
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Iterator
 
 import pytest
@@ -16,6 +17,16 @@ from novel_desktop.llm.settings import LLMSettings, RetrySettings, save_settings
 from novel_desktop.ui.pipeline_dock import LiveDraftView, PipelineDock
 from tests.e2e.replies import script_defaults
 from tests.fakes.anthropic_server import FakeAnthropicServer, Reply
+
+
+@pytest.fixture(autouse=True)
+def _collect_garbage_in_the_gui_thread() -> Iterator[None]:
+    """Qt objects that earlier tests left in reference cycles are destroyed here, in the GUI thread: a garbage
+    collection that happens to start in one of the run's worker threads would destroy them there, and Qt
+    warns that their timers cannot be stopped from another thread."""
+    gc.collect()
+    yield
+    gc.collect()
 
 
 @pytest.fixture
