@@ -107,11 +107,13 @@ class _Printer:
 
 async def _run_continue(store: NovelStore, args: argparse.Namespace, answers: dict[str, Any] | None) -> int:
     from novel_desktop.agents.chapter import LLMChapterAgents
+    from novel_desktop.agents.planning import LLMPlanningAgents
     from novel_desktop.cli.prompter import TerminalResponder
     from novel_desktop.llm.client import LLMClient
     from novel_desktop.llm.errors import LLMError
     from novel_desktop.llm.settings import load_settings
     from novel_desktop.pipeline.chapter import ChapterPipeline, PipelineError
+    from novel_desktop.pipeline.checks import after_chapter
     from novel_desktop.pipeline.interaction import (
         AnswersFileResponder,
         AnswersNeeded,
@@ -153,6 +155,20 @@ async def _run_continue(store: NovelStore, args: argparse.Namespace, answers: di
             if outcome.status != "committed":
                 print(f"合计 total: ${total:.2f}")
                 return EXIT_STOPPED
+            # The periodic checks (quality brief, style drift, audit) run inside the loop and may pause it.
+            try:
+                checked = await after_chapter(
+                    store, outcome.chapter, agents=LLMPlanningAgents(client), interaction=pipeline.interaction
+                )
+            except (AnswersNeeded, GateBlocked, StoreError, LLMError) as exc:
+                print(str(exc), file=sys.stderr)
+                return EXIT_STOPPED
+            if checked.message:
+                print(checked.message)
+            if checked.pause:
+                print(f"合计 total: ${total + checked.cost_usd:.2f}")
+                return EXIT_STOPPED
+            total += checked.cost_usd
     print(f"合计 total: ${total:.2f}")
     return 0
 

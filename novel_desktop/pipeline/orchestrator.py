@@ -1,0 +1,429 @@
+"""The orchestrator: seed 004 §8.2's state machine over the whole novel lifecycle, and the state-aware
+recommendation that ``/novel:start`` (§2.2) — the start page and ``novel start`` — shows first.
+
+::
+
+    INIT → QUICK_START → VOL_PLANNING → WRITING ⟲ (each chapter: write → summarize/refine → gate → [revise])
+                                          ↓ (the volume's last chapter)
+                                      VOL_REVIEW → VOL_PLANNING (the next volume)
+
+:meth:`Orchestrator.step` reads the checkpoint (a cold start, §8.1), does the one next thing and records the
+transition; :meth:`Orchestrator.run_until_blocked` steps until the author must act (a pause, a chapter left
+for a manual edit) or a chapter budget is spent. It asks only through the :class:`InteractionManager` and
+reports through typed events, so the same object runs under the GUI's qasync loop and under the CLI.
+Errors are retried once (§8.2 任意 → ERROR_RETRY); a second failure stops with the checkpoint saved, and
+the next run resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from novel_desktop.agents.context import outline_sections
+from novel_desktop.domain.checkpoint import OrchestratorState as S
+from novel_desktop.llm.errors import LLMError
+from novel_desktop.pipeline import checks, quick_start, volume_plan
+from novel_desktop.pipeline.chapter import ChapterOutcome, ChapterPipeline, PipelineError
+from novel_desktop.pipeline.events import PipelineEvent
+from novel_desktop.pipeline.interaction import InteractionManager
+from novel_desktop.pipeline.ports import ChapterAgents
+from novel_desktop.pipeline.quick_start import (
+    QUICK_START_META,
+    TRIAL_CHAPTERS,
+    LifecycleError,
+    PlanningAgents,
+    StepReport,
+    StyleChoice,
+    add_usage,
+    db,
+)
+from novel_desktop.storage.store import NovelStore, StoreError
+
+
+# ---------------------------------------------------------------------------- events
+@dataclass(frozen=True)
+class StateChanged:
+    """The §8.2 state moved (``old`` → ``new``)."""
+
+    old: str
+    new: str
+
+
+@dataclass(frozen=True)
+class StepFinished:
+    """A lifecycle step finished: what it did, in the state it ran in, and what its LLM calls cost."""
+
+    state: str
+    message: str
+    cost_usd: float
+    input_tokens: int
+    output_tokens: int
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ChecksReported:
+    """The periodic checks after a chapter (brief, drift, audit) and whether they pause the loop."""
+
+    chapter: int
+    message: str
+    pause: bool
+
+
+@dataclass(frozen=True)
+class StepRetrying:
+    """A step failed; it is tried once more (§8.2 ERROR_RETRY)."""
+
+    state: str
+    error: str
+
+
+OrchestratorEvent = StateChanged | StepFinished | ChecksReported | StepRetrying | PipelineEvent
+
+_RETRYABLE = (LLMError, LifecycleError, PipelineError, StoreError)
+
+
+# ---------------------------------------------------------------------------- recommendation (§2.2)
+@dataclass(frozen=True)
+class Recommendation:
+    """What ``/novel:start`` recommends: the state, the recommended action and the menu (2-4 options)."""
+
+    state: str
+    action: str
+    label: str
+    reason: str
+    options: tuple[tuple[str, str], ...] = ()
+
+
+def effective_state(checkpoint: dict[str, Any], meta: dict[str, str]) -> str:
+    """The §8.2 state the novel is in. Trial chapters run through the chapter pipeline, which records
+    WRITING, so while the quick start's trial is open the state is QUICK_START whatever the stage says."""
+    state = str(checkpoint.get("orchestrator_state") or S.INIT)
+    if state in (S.WRITING, S.CHAPTER_REWRITE, S.ERROR_RETRY) and meta.get(QUICK_START_META) == "trial":
+        return S.QUICK_START
+    if state in (S.CHAPTER_REWRITE, S.ERROR_RETRY):
+        return S.WRITING
+    return state
+
+
+def recommend(store: NovelStore | None) -> Recommendation:
+    """The seed's state-aware recommendation (§2.2): no project → 创建新项目; volume unfinished → 继续写作;
+    volume finished → 规划新卷; plus what the quick start, a pause or a review needs."""
+    extra = (
+        ("质量回顾", "运行到期的质量简报、文风漂移和一致性检查"),
+        ("导入研究资料", "novel research import"),
+    )
+    if store is None:
+        return Recommendation(S.INIT, "create", "创建新项目", "还没有这部小说", (("创建新项目", "推荐"),))
+    cp, meta = store.checkpoint(), store.meta()
+    state = effective_state(cp, meta)
+    volume = int(cp.get("current_volume") or 1)
+    last = int(cp.get("last_completed_chapter") or 0)
+    if state == S.INIT:
+        action, label, reason = "quick_start", "创建新项目", "回答题材、主角、冲突和平台，生成设定并试写 3 章"
+    elif state == S.QUICK_START:
+        action, label, reason = "quick_start", "继续快速起步", "设定、文风或试写尚未完成"
+    elif state == S.VOL_PLANNING:
+        action, label, reason = "plan", f"规划第 {volume} 卷", "当前卷已完成或尚未规划"
+    elif state == S.VOL_REVIEW:
+        action, label, reason = "review", f"第 {volume} 卷卷末回顾", "本卷已写完，回顾后规划下一卷"
+    else:
+        pending = [p for p in cp.get("pending_actions") or [] if isinstance(p, dict)]
+        rng = volume_plan.volume_range(store, volume)
+        if pending:
+            action, label = "continue", "继续写作"
+            reason = f"一致性检查发现严重问题（{pending[-1].get('window')}），修正后再继续"
+        elif rng is not None and last >= rng[1]:
+            action, label, reason = "review", f"第 {volume} 卷卷末回顾", "本卷已写完"
+        else:
+            action, label = "continue", "继续写作"
+            reason = f"第 {volume} 卷写到第 {last} 章" + (f"，共 {rng[1]} 章" if rng else "")
+    return Recommendation(state, action, label, reason, ((f"{label}", f"推荐：{reason}"), *extra))
+
+
+# ---------------------------------------------------------------------------- the state machine
+@dataclass
+class StepOutcome:
+    """What one :meth:`Orchestrator.step` did."""
+
+    state: str
+    next_state: str
+    report: StepReport | None = None
+    chapter: ChapterOutcome | None = None
+    #: The author must act before the loop goes on (a pause, or a chapter left for a manual edit).
+    blocked: bool = False
+
+    @property
+    def message(self) -> str:
+        if self.chapter is not None:
+            return self.chapter.line()
+        return self.report.message if self.report else ""
+
+
+@dataclass
+class RunSummary:
+    """What :meth:`Orchestrator.run_until_blocked` did."""
+
+    steps: list[StepOutcome] = field(default_factory=list)
+    chapters: list[ChapterOutcome] = field(default_factory=list)
+    blocked: bool = False
+    state: str = S.INIT
+
+    @property
+    def cost_usd(self) -> float:
+        chapters = sum(c.cost_usd for c in self.chapters)
+        return chapters + sum(s.report.cost_usd for s in self.steps if s.report is not None)
+
+
+class Orchestrator:
+    """The §8.2 state machine of one open (writable) novel."""
+
+    def __init__(
+        self,
+        store: NovelStore,
+        planning: PlanningAgents,
+        chapter_agents: ChapterAgents,
+        interaction: InteractionManager,
+        *,
+        emit: Callable[[OrchestratorEvent], None] | None = None,
+        style: StyleChoice | None = None,
+        volume_chapters: int | None = None,
+    ) -> None:
+        self.store = store
+        self.planning = planning
+        self.interaction = interaction
+        self._emit: Callable[[OrchestratorEvent], None] = emit or (lambda _e: None)
+        self.pipeline = ChapterPipeline(store, chapter_agents, interaction, emit=self._emit)
+        self.style = style
+        self.volume_chapters = volume_chapters
+
+    async def state(self) -> str:
+        """The state the next step starts from."""
+        cp = await db(self.store.checkpoint)
+        return effective_state(cp, await db(self.store.meta))
+
+    async def _set(self, old: str, new: str, **changes: Any) -> None:
+        await db(self.store.update_checkpoint, orchestrator_state=new, **changes)
+        if old != new:
+            self._emit(StateChanged(old, new))
+
+    def _finished(self, state: str, report: StepReport) -> None:
+        self._emit(
+            StepFinished(
+                state,
+                report.message,
+                report.cost_usd,
+                sum(c.input_tokens for c in report.calls),
+                sum(c.output_tokens for c in report.calls),
+                tuple(report.warnings),
+            )
+        )
+
+    async def _volume_end(self, volume: int) -> int | None:
+        rng = await db(volume_plan.volume_range, self.store, volume)
+        return rng[1] if rng else None
+
+    # ------------------------------------------------------------------ one step
+    async def step(self) -> StepOutcome:
+        """Do the one next thing the checkpoint calls for, and record the transition."""
+        state = await self.state()
+        if state == S.INIT:
+            report = await quick_start.run_setup(self.store, self.interaction)
+            return await self._done(state, S.QUICK_START, report)
+        if state == S.QUICK_START:
+            return await self._quick_start_step()
+        if state == S.VOL_PLANNING:
+            cp = await db(self.store.checkpoint)
+            volume = int(cp.get("current_volume") or 1)
+            if self.volume_chapters is not None:
+                params = await db(volume_plan.plan_params, self.store, volume)
+                if params.round == 0 and params.chapters != self.volume_chapters:
+                    new = volume_plan.PlanParams(self.volume_chapters, params.direction, params.round)
+                    await db(volume_plan.set_plan_params, self.store, volume, new)
+            report = await volume_plan.plan_volume(self.store, self.planning, self.interaction, volume)
+            return await self._done(state, await self.state(), report)
+        if state == S.VOL_REVIEW:
+            volume = int((await db(self.store.checkpoint)).get("current_volume") or 1)
+            review = await checks.volume_review(self.store, self.planning, volume)
+            self._finished(state, review)
+            report = await checks.ask_review(self.store, self.planning, self.interaction, volume)
+            report.calls = review.calls + report.calls
+            report.message = f"{review.message}\n{report.message}"
+            outcome = await self._done(state, await self.state(), report, record=False)
+            outcome.blocked = report.pause
+            return outcome
+        return await self._writing_step(state)
+
+    async def _done(self, state: str, new: str, report: StepReport, *, record: bool = True) -> StepOutcome:
+        await db(add_usage, self.store, report.calls) if record else None
+        if new != state:
+            await self._set(state, new)
+        self._finished(state, report)
+        return StepOutcome(state, new, report, blocked=report.pause)
+
+    async def _quick_start_step(self) -> StepOutcome:
+        store, state = self.store, S.QUICK_START
+        meta = await db(store.meta)
+        if await db(store.document, "world/rules.json") is None:
+            report = await quick_start.build_world(store, self.planning, self.interaction)
+        elif not await db(store.list_documents, "characters/active/"):
+            report = await quick_start.build_characters(store, self.planning, self.interaction)
+        elif await db(store.document, "storylines/storyline-spec.json") is None:
+            written = await db(quick_start.ensure_storylines, store)
+            report = StepReport(f"故事线：{len(written)} 个文件（默认一条主线）", written)
+        elif await db(store.document, "style-profile.json") is None:
+            # The command line's choice holds for the first round; after 调整风格 the author chooses anew.
+            choice = self.style if not meta.get(quick_start.ROUND_META) else None
+            report = await quick_start.build_style(store, self.planning, self.interaction, choice)
+        else:
+            cp = await db(store.checkpoint)
+            done = int(cp.get("last_completed_chapter") or 0)
+            in_flight = cp.get("inflight_chapter") is not None and cp.get("pipeline_stage") not in (
+                None,
+                "committed",
+            )
+            if done < TRIAL_CHAPTERS or in_flight:
+                return await self._trial_chapter()
+            return await self._trial_review()
+        return await self._done(state, S.QUICK_START, report)
+
+    async def _trial_chapter(self) -> StepOutcome:
+        store = self.store
+        await db(quick_start.trial_outline, store)
+        await db(store.set_meta, QUICK_START_META, "trial")
+        outcome = await self.pipeline.run_chapter()
+        # The chapter pipeline records WRITING; the trial belongs to the quick start.
+        await db(store.update_checkpoint, orchestrator_state=S.QUICK_START, current_volume=1)
+        return StepOutcome(
+            S.QUICK_START, S.QUICK_START, chapter=outcome, blocked=outcome.status != "committed"
+        )
+
+    async def _trial_review(self) -> StepOutcome:
+        store = self.store
+        lines = []
+        for n in range(1, TRIAL_CHAPTERS + 1):
+            ev = await db(store.evaluation, n) or {}
+            lines.append(f"第{n}章 {ev.get('overall', '—')} 分")
+        profile = await db(store.document_json, "style-profile.json") or {}
+        style = str(
+            profile.get("name") or profile.get("reference_author") or profile.get("source_type") or ""
+        )
+        answer = await quick_start.ask(
+            store,
+            self.interaction,
+            quick_start.trial_review_spec(lines, style),
+            await db(quick_start.trial_answer_path, store),
+            "\n".join(lines),
+        )
+        choice = answer.answers.get("trial_action")
+        if choice == "调整风格":
+            await db(quick_start.reset_trial, store, everything=False)
+            return await self._done(
+                S.QUICK_START, S.QUICK_START, StepReport("重新选择文风，试写章节将按新文风重写")
+            )
+        if choice == "重来":
+            await db(quick_start.reset_trial, store, everything=True)
+            return await self._done(S.QUICK_START, S.INIT, StepReport("已清空设定和试写，从题材问题重新开始"))
+        await db(store.set_meta, QUICK_START_META, "done")
+        report = StepReport("试写确认：作为第 1 卷前 3 章，进入卷规划")
+        await self._set(S.QUICK_START, S.VOL_PLANNING, current_volume=1)
+        self._finished(S.QUICK_START, report)
+        return StepOutcome(S.QUICK_START, S.VOL_PLANNING, report)
+
+    async def _writing_step(self, state: str) -> StepOutcome:
+        store = self.store
+        cp = await db(store.checkpoint)
+        volume = int(cp.get("current_volume") or 1)
+        last = int(cp.get("last_completed_chapter") or 0)
+        end = await self._volume_end(volume)
+        in_flight = cp.get("inflight_chapter") is not None and cp.get("pipeline_stage") not in (
+            None,
+            "committed",
+        )
+        if end is None:
+            await self._set(state, S.VOL_PLANNING)
+            return StepOutcome(state, S.VOL_PLANNING, StepReport(f"第 {volume} 卷还没有大纲，先规划"))
+        if last >= end and not in_flight:
+            await self._set(state, S.VOL_REVIEW)
+            return StepOutcome(state, S.VOL_REVIEW, StepReport(f"第 {volume} 卷已写完，进入卷末回顾"))
+        outcome = await self.pipeline.run_chapter()
+        if outcome.status != "committed":
+            return StepOutcome(state, S.WRITING, chapter=outcome, blocked=True)
+        report = await checks.after_chapter(
+            store, outcome.chapter, agents=self.planning, interaction=self.interaction
+        )
+        if report.message:
+            self._emit(ChecksReported(outcome.chapter, report.message, report.pause))
+        new = await self.state()
+        if outcome.chapter >= end and new == S.WRITING:
+            await self._set(S.WRITING, S.VOL_REVIEW)
+            new = S.VOL_REVIEW
+        return StepOutcome(state, new, report if report.message else None, outcome, blocked=report.pause)
+
+    # ------------------------------------------------------------------ the loop
+    async def _step_with_retry(self) -> StepOutcome:
+        try:
+            return await self.step()
+        except _RETRYABLE as exc:
+            self._emit(StepRetrying(await self.state(), str(exc)))
+            return await self.step()
+
+    async def run_until_blocked(
+        self,
+        *,
+        max_chapters: int | None = None,
+        stop_at: frozenset[str] = frozenset(),
+        max_steps: int = 10_000,
+    ) -> RunSummary:
+        """Step until the author must act, ``max_chapters`` chapters (trial chapters not counted) are written
+        — it stops before the next chapter, after any review and planning — or a ``stop_at`` state is reached.
+        """
+        summary = RunSummary()
+        written = 0
+        for _ in range(max_steps):
+            state = await self.state()
+            summary.state = state
+            if state in stop_at:
+                break
+            if state == S.WRITING and max_chapters is not None and written >= max_chapters:
+                cp = await db(self.store.checkpoint)
+                end = await self._volume_end(int(cp.get("current_volume") or 1))
+                if end is None or int(cp.get("last_completed_chapter") or 0) < end:
+                    break
+            outcome = await self._step_with_retry()
+            summary.steps.append(outcome)
+            if outcome.chapter is not None:
+                summary.chapters.append(outcome.chapter)
+                if state == S.WRITING and outcome.chapter.status == "committed":
+                    written += 1
+            if outcome.blocked:
+                summary.blocked = True
+                break
+        summary.state = await self.state()
+        return summary
+
+
+def volume_of_chapter(store: NovelStore, chapter: int) -> int | None:
+    """The planned volume whose outline holds ``chapter``."""
+    for path in store.list_documents("volumes/"):
+        if path.endswith("/outline.md") and chapter in outline_sections(store.document(path) or ""):
+            return int(path.split("/")[1].removeprefix("vol-"))
+    return None
+
+
+__all__ = [
+    "ChecksReported",
+    "Orchestrator",
+    "OrchestratorEvent",
+    "Recommendation",
+    "RunSummary",
+    "StateChanged",
+    "StepFinished",
+    "StepOutcome",
+    "StepRetrying",
+    "effective_state",
+    "recommend",
+    "volume_of_chapter",
+]

@@ -1,0 +1,700 @@
+"""Quick start (seed 004 §6 Layer 1, §8.2 INIT → QUICK_START → VOL_PLANNING) and the helpers every lifecycle
+step shares (asking through NOVEL_ASK, turning an agent's ``requires_user_decision`` into a question).
+
+1. the setup questions: genre, protagonist, core conflict, target platform (NOVEL_ASK) → ``brief.md``, meta;
+2. WorldBuilder (light mode): ≤3 core L1 rules, world documents, the initial storylines (one main arc);
+3. CharacterWeaver: the protagonist and 1-2 supporting characters with L2 contracts;
+4. the style profile: the author's samples (StyleAnalyzer on top of the deterministic metrics), a reference
+   author, or one of the bundled templates (``resources/style_templates``);
+5. three trial chapters through the full chapter pipeline (the orchestrator runs them), then the review
+   question 继续 / 调整风格 / 重来.
+
+Every function is idempotent on what it finds stored, so a run interrupted anywhere resumes from there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+from sqlmodel import Session, col, delete, select
+
+from novel_desktop.agents.planning import (
+    CharacterReply,
+    PlanReply,
+    WorldReply,
+    character_context,
+    style_context,
+    world_context,
+)
+from novel_desktop.analysis.style_metrics import StyleMetrics, compute_metrics, profile_from_samples
+from novel_desktop.domain.agent_returns import RequiresUserDecision
+from novel_desktop.domain.characters import Relationships
+from novel_desktop.domain.common import iso_now
+from novel_desktop.domain.novel_ask import AnswerSpec, QuestionSpec
+from novel_desktop.domain.platforms import PLATFORMS
+from novel_desktop.domain.storylines import StorylinesFile, StorylineSpec
+from novel_desktop.domain.style import StyleProfile
+from novel_desktop.domain.world import WorldRules
+from novel_desktop.paths import resource
+from novel_desktop.pipeline.interaction import InteractionManager, resolve_gate
+from novel_desktop.pipeline.ports import AgentResult, CallRecord
+from novel_desktop.storage import layout
+from novel_desktop.storage.engine import writer
+from novel_desktop.storage.store import NovelStore, dumps, empty_state
+from novel_desktop.storage.tables import (
+    ChapterRevisionRow,
+    ChapterRow,
+    EvaluationRow,
+    PipelineLogRow,
+    StateSnapshotRow,
+    SummaryRow,
+)
+
+T = TypeVar("T")
+
+TRIAL_CHAPTERS = 3
+#: Seed 004 §6 Layer 1a: the light mode keeps at most three core rules.
+MAX_LIGHT_RULES = 3
+SETUP_ANSWER = f"{layout.NOVEL_ASK_DIR}novel-init.answers.json"
+STYLE_ANSWER = f"{layout.NOVEL_ASK_DIR}novel-style{{round}}.answers.json"
+TRIAL_ANSWER = f"{layout.NOVEL_ASK_DIR}quick-start-review{{round}}.answers.json"
+#: Meta key: "trial" while the trial chapters are written, "done" once the author confirmed them.
+QUICK_START_META = "quick_start"
+ROUND_META = "quick_start_round"
+STYLE_TEMPLATE_DIR = ("style_templates",)
+TRIAL_CHOICES = ("继续", "调整风格", "重来")
+
+
+class PlanningAgents(Protocol):
+    """What the lifecycle needs from the planning agents (``agents.planning.LLMPlanningAgents``)."""
+
+    async def world(self, context: dict[str, str]) -> AgentResult[WorldReply]: ...
+
+    async def characters(self, context: dict[str, str]) -> AgentResult[CharacterReply]: ...
+
+    async def plot(self, context: dict[str, str]) -> AgentResult[PlanReply]: ...
+
+    async def style(self, context: dict[str, str]) -> AgentResult[StyleProfile]: ...
+
+    async def audit(self, context: dict[str, str]) -> AgentResult[Any]: ...
+
+
+class LifecycleError(Exception):
+    """A lifecycle step could not finish; the message says why and what to do."""
+
+
+@dataclass
+class StepReport:
+    """What one lifecycle step did: a line for the author, what it wrote, the LLM calls it took."""
+
+    message: str
+    written: list[str] = field(default_factory=list)
+    calls: list[CallRecord] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    #: True when the loop should stop here for the author (a pause, not an error).
+    pause: bool = False
+
+    @property
+    def cost_usd(self) -> float:
+        return sum(c.cost_usd for c in self.calls)
+
+
+# ---------------------------------------------------------------------------- shared helpers
+async def db(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run a synchronous store call in a worker thread (SQLite never blocks the event loop)."""
+    return await asyncio.to_thread(fn, *args, **kwargs)
+
+
+async def ask(
+    store: NovelStore,
+    interaction: InteractionManager,
+    spec: QuestionSpec,
+    answer_path: str,
+    context: str = "",
+) -> AnswerSpec:
+    """A NOVEL_ASK gate with the seed's resume semantics, stored in the novel's answers."""
+    return await resolve_gate(
+        spec, answer_path, interaction, load=store.answer, save=store.put_answer, context=context
+    )
+
+
+def question(
+    qid: str,
+    header: str,
+    text: str,
+    *,
+    kind: str = "single_choice",
+    options: Sequence[tuple[str, str]] = (),
+    default: str | None = None,
+    required: bool = True,
+    allow_other: bool = False,
+) -> dict[str, Any]:
+    """One NOVEL_ASK question as a dict (for :func:`spec`)."""
+    q: dict[str, Any] = {"id": qid, "header": header, "question": text, "kind": kind, "required": required}
+    if options:
+        q["options"] = [{"label": label, "description": desc} for label, desc in options]
+    if default is not None:
+        q["default"] = default
+    if allow_other:
+        q["allow_other"] = True
+    return q
+
+
+def spec(topic: str, *questions: dict[str, Any]) -> QuestionSpec:
+    """A QuestionSpec of ``questions``."""
+    return QuestionSpec.model_validate({"version": 1, "topic": topic, "questions": list(questions)})
+
+
+async def ask_decision(
+    store: NovelStore,
+    interaction: InteractionManager,
+    decision: RequiresUserDecision,
+    topic: str,
+    answer_path: str,
+) -> str:
+    """An agent's ``requires_user_decision`` as a NOVEL_ASK question (001 §10.5); the chosen option."""
+    options = list(dict.fromkeys(o for o in decision.options if o.strip())) or ["确认"]
+    default = decision.recommendation if decision.recommendation in options else options[0]
+    q = question(
+        "decision",
+        "需要你决定",
+        f"{decision.rationale or '需要你做决定'}（建议：{decision.recommendation}）",
+        options=[(o, "推荐" if o == default else "") for o in options],
+        default=default,
+        allow_other=True,
+    )
+    answer = await ask(
+        store, interaction, spec(topic, q), answer_path, json.dumps(decision.data, ensure_ascii=False)[:3000]
+    )
+    choice = answer.answers.get("decision")
+    return choice if isinstance(choice, str) else default
+
+
+def add_usage(store: NovelStore, calls: Sequence[CallRecord]) -> None:
+    """Add the planning calls' tokens and cost to the novel's running total outside chapters (meta)."""
+    if not calls:
+        return
+    raw = store.meta().get("planning_usage")
+    total: dict[str, float] = json.loads(raw) if raw else {}
+    for c in calls:
+        key = c.role
+        entry = total.get(key) or 0.0
+        total[key] = round(float(entry) + c.cost_usd, 6)
+        total["input_tokens"] = total.get("input_tokens", 0) + c.input_tokens
+        total["output_tokens"] = total.get("output_tokens", 0) + c.output_tokens
+        total["cost_usd"] = round(total.get("cost_usd", 0.0) + c.cost_usd, 6)
+    store.set_meta("planning_usage", json.dumps(total, ensure_ascii=False))
+
+
+def _round(store: NovelStore) -> str:
+    n = int(store.meta().get(ROUND_META) or 0)
+    return f"-r{n}" if n else ""
+
+
+# ---------------------------------------------------------------------------- 1. setup questions
+def setup_spec() -> QuestionSpec:
+    """Genre, protagonist, core conflict and platform (with each platform's length and hook)."""
+    platforms = [
+        (p.id, f"{p.name}：每章 {p.min_chars}-{p.max_chars} 字；{p.hook}") for p in PLATFORMS.values()
+    ]
+    return spec(
+        "novel setup",
+        question("genre", "题材", "写什么题材？（如 玄幻、都市、仙侠、悬疑、言情）", kind="free_text"),
+        question("protagonist", "主角", "主角是谁？一两句话：身份、处境、性格", kind="free_text"),
+        question(
+            "conflict", "核心冲突", "故事的核心冲突是什么？主角想要什么，什么挡在前面？", kind="free_text"
+        ),
+        question("platform", "平台", "准备发布到哪个平台？", options=platforms, default="qidian"),
+    )
+
+
+def brief_markdown(title: str, answers: AnswerSpec) -> str:
+    """``brief.md``: the creative brief every agent reads first."""
+    a = answers.answers
+    platform = PLATFORMS.get(str(a.get("platform")), PLATFORMS["web"])
+    return (
+        f"# {title}\n\n"
+        f"- **题材**：{a.get('genre', '')}\n"
+        f"- **主角**：{a.get('protagonist', '')}\n"
+        f"- **核心冲突**：{a.get('conflict', '')}\n"
+        f"- **平台**：{platform.name}（每章 {platform.min_chars}-{platform.max_chars} 字；{platform.hook}）\n"
+    )
+
+
+async def run_setup(store: NovelStore, interaction: InteractionManager) -> StepReport:
+    """Ask the setup questions; write ``brief.md`` and the platform and genre to meta."""
+    answer = await ask(store, interaction, setup_spec(), SETUP_ANSWER)
+    meta = await db(store.meta)
+    await db(store.put_document, "brief.md", brief_markdown(meta.get("title", ""), answer))
+    platform = str(answer.answers.get("platform") or "web")
+    await db(store.set_meta, "platform", platform if platform in PLATFORMS else "web")
+    await db(store.set_meta, "genre", str(answer.answers.get("genre") or ""))
+    return StepReport(
+        f"创作纲领已写入 brief.md（平台：{PLATFORMS.get(platform, PLATFORMS['web']).name}）", ["brief.md"]
+    )
+
+
+# ---------------------------------------------------------------------------- 2. world
+def _light_rules(rules: WorldRules) -> tuple[WorldRules, list[str]]:
+    """At most three rules in light mode, hard ones first; what was dropped, for a warning."""
+    if len(rules.rules) <= MAX_LIGHT_RULES:
+        return rules, []
+    ordered = sorted(rules.rules, key=lambda r: r.constraint_type != "hard")
+    kept, dropped = ordered[:MAX_LIGHT_RULES], ordered[MAX_LIGHT_RULES:]
+    return WorldRules(rules=kept), [f"轻量模式只保留 3 条核心规则，未采用：{r.id} {r.rule}" for r in dropped]
+
+
+def _store_world(store: NovelStore, reply: WorldReply, rules: WorldRules) -> list[str]:
+    store.put_document("world/rules.json", dumps(rules.to_json_dict()))
+    written = ["world/rules.json"]
+    for doc in reply.documents:
+        name = Path(doc.file).name
+        if name.endswith(".md") and name != "changelog.md":
+            store.put_document(f"world/{name}", doc.content.rstrip("\n") + "\n")
+            written.append(f"world/{name}")
+    if reply.storylines is not None and reply.storylines.storylines:
+        store.put_document("storylines/storylines.json", dumps(reply.storylines.to_json_dict()))
+        written.append("storylines/storylines.json")
+    return written
+
+
+async def build_world(
+    store: NovelStore, agents: PlanningAgents, interaction: InteractionManager
+) -> StepReport:
+    """WorldBuilder in light mode (≤3 rules, hard/soft), its documents and the initial storylines."""
+    request = "根据创作纲领做轻量初始化：核心规则不超过 3 条，派生一条 main_arc 主线。"
+    context = await db(world_context, store, "轻量初始化", request)
+    report = StepReport("")
+    for attempt in range(2):
+        result = await agents.world(context)
+        report.calls += result.calls
+        report.warnings += result.warnings
+        reply = result.value
+        if reply is None:
+            raise LifecycleError("WorldBuilder 的输出无法解析，设定未写入；重新运行即可重试")
+        decision = reply.decision()
+        if decision is None:
+            assert reply.rules is not None
+            rules, dropped = _light_rules(reply.rules)
+            report.warnings += dropped
+            report.written = await db(_store_world, store, reply, rules)
+            hard = len(rules.hard_rules())
+            report.message = (
+                f"世界观：{len(rules.rules)} 条核心规则（{hard} 条 hard），{len(reply.documents)} 篇设定"
+            )
+            return report
+        if attempt == 1:
+            break
+        path = f"{layout.NOVEL_ASK_DIR}quick-start-world{_round(store)}.answers.json"
+        choice = await ask_decision(store, interaction, decision, "world decision", path)
+        context = {**context, "update_request": f"{request}\n\n作者的决定：{choice}"}
+    raise LifecycleError("WorldBuilder 仍需要作者决定，设定未写入")
+
+
+# ---------------------------------------------------------------------------- 3. characters
+def _store_characters(store: NovelStore, reply: CharacterReply) -> list[str]:
+    written = []
+    for ch in reply.characters:
+        path = f"characters/active/{ch.id}.json"
+        store.put_document(path, dumps({**ch.to_json_dict(), "status": "active"}))
+        written.append(path)
+    if reply.relationships:
+        rels = Relationships(relationships=list(reply.relationships))
+        store.put_document("characters/relationships.json", dumps(rels.to_json_dict()))
+        written.append("characters/relationships.json")
+    return written
+
+
+async def build_characters(
+    store: NovelStore, agents: PlanningAgents, interaction: InteractionManager
+) -> StepReport:
+    """CharacterWeaver: the protagonist and 1-2 supporting characters with L2 contracts."""
+    request = (
+        "根据创作纲领创建主角和 1-2 个配角：完整档案、L2 契约（至少 1 条 capability、"
+        "1 条 personality）和关系。"
+    )
+    context = await db(character_context, store, "新增角色", request)
+    report = StepReport("")
+    for attempt in range(2):
+        result = await agents.characters(context)
+        report.calls += result.calls
+        report.warnings += result.warnings
+        reply = result.value
+        if reply is None:
+            raise LifecycleError("CharacterWeaver 的输出无法解析，角色未写入；重新运行即可重试")
+        decision = reply.decision()
+        if decision is None:
+            report.written = await db(_store_characters, store, reply)
+            names = "、".join(c.name for c in reply.characters)
+            contracts = sum(len(c.contracts) for c in reply.characters)
+            report.message = f"角色：{names}（{contracts} 条 L2 契约）"
+            return report
+        if attempt == 1:
+            break
+        path = f"{layout.NOVEL_ASK_DIR}quick-start-characters{_round(store)}.answers.json"
+        choice = await ask_decision(store, interaction, decision, "character decision", path)
+        context = {**context, "update_request": f"{request}\n\n作者的决定：{choice}"}
+    raise LifecycleError("CharacterWeaver 仍需要作者决定，角色未写入")
+
+
+# ---------------------------------------------------------------------------- storylines
+DEFAULT_STORYLINE_SPEC = StorylineSpec.model_validate(
+    {
+        "spec_version": 1,
+        "rules": [
+            {
+                "id": "LS-001",
+                "category": "timeline",
+                "rule": "各故事线的时间先后必须一致",
+                "constraint_type": "hard",
+            },
+            {
+                "id": "LS-002",
+                "category": "information",
+                "rule": "角色不得知道其所在故事线之外、又无传递途径的信息",
+                "constraint_type": "soft",
+            },
+        ],
+    }
+)
+
+
+def ensure_storylines(store: NovelStore) -> list[str]:
+    """One ``main_arc`` when WorldBuilder gave no storylines, the LS spec, and each line's memory file."""
+    written = []
+    raw = store.document_json("storylines/storylines.json")
+    if raw is None:
+        protagonist = next(
+            (
+                c.get("name")
+                for c in (store.document_json(p) for p in store.list_documents("characters/active/"))
+                if isinstance(c, dict) and c.get("role") == "protagonist"
+            ),
+            None,
+        )
+        lines = StorylinesFile.model_validate(
+            {
+                "storylines": [
+                    {
+                        "id": "main_arc",
+                        "name": "主线",
+                        "type": "main_arc",
+                        "scope": "novel",
+                        "pov_characters": [protagonist] if protagonist else [],
+                        "status": "active",
+                        "introduced_volume": 1,
+                        "description": "主角的成长与核心冲突",
+                    }
+                ]
+            }
+        )
+        store.put_document("storylines/storylines.json", dumps(lines.to_json_dict()))
+        written.append("storylines/storylines.json")
+        raw = lines.to_json_dict()
+    if store.document("storylines/storyline-spec.json") is None:
+        store.put_document("storylines/storyline-spec.json", dumps(DEFAULT_STORYLINE_SPEC.to_json_dict()))
+        written.append("storylines/storyline-spec.json")
+    for line in StorylinesFile.model_validate(raw).storylines:
+        path = layout.memory_path(line.id)
+        if store.document(path) is None:
+            store.put_document(path, f"# {line.name}\n")
+            written.append(path)
+    return written
+
+
+# ---------------------------------------------------------------------------- 4. style
+@dataclass
+class StyleChoice:
+    """Where the style comes from: sample texts, a reference author, or a bundled template."""
+
+    samples: list[str] = field(default_factory=list)
+    reference_author: str | None = None
+    template: str | None = None
+
+
+def style_templates() -> dict[str, StyleProfile]:
+    """The bundled style templates by their Chinese name (``轻松幽默`` …)."""
+    out: dict[str, StyleProfile] = {}
+    folder = resource(*STYLE_TEMPLATE_DIR)
+    for path in sorted(folder.glob("*.json")):
+        profile = StyleProfile.model_validate_json(path.read_text(encoding="utf-8"))
+        name = str((profile.model_extra or {}).get("name") or path.stem)
+        out[name] = profile
+    return out
+
+
+def find_template(name: str) -> StyleProfile | None:
+    """A template by its Chinese name or file name."""
+    templates = style_templates()
+    if name in templates:
+        return templates[name]
+    path = resource(*STYLE_TEMPLATE_DIR, f"{name}.json")
+    return StyleProfile.model_validate_json(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def style_spec() -> QuestionSpec:
+    """Where the style comes from, when the command line did not say."""
+    names = list(style_templates())
+    return spec(
+        "style source",
+        question(
+            "style_source",
+            "文风",
+            "文风从哪里来？",
+            options=[
+                ("风格模板", "推荐：从内置模板里选一个，马上可写"),
+                ("我的样本", "提供 1-3 章自己写的文字，提取风格指纹"),
+                ("参考作者", "指定一位网文作者，仿其文风"),
+            ],
+            default="风格模板",
+        ),
+        question(
+            "template",
+            "模板",
+            "选哪个风格模板？（选了模板时生效）",
+            options=[(n, str((style_templates()[n].model_extra or {}).get("fits", ""))) for n in names],
+            default=names[0] if names else None,
+            required=False,
+        ),
+        question(
+            "sample_files",
+            "样本",
+            "样本文件路径（多个用逗号分隔；选了样本时生效）",
+            kind="free_text",
+            required=False,
+        ),
+        question(
+            "reference_author",
+            "参考作者",
+            "参考作者名（选了参考作者时生效）",
+            kind="free_text",
+            required=False,
+        ),
+    )
+
+
+def _read_samples(paths: str) -> list[str]:
+    out = []
+    for raw in paths.replace("，", ",").split(","):
+        p = Path(raw.strip()).expanduser()
+        if raw.strip():
+            try:
+                data = p.read_bytes()
+            except OSError as exc:
+                raise LifecycleError(f"无法读取样本 {p}：{exc.strerror or exc}") from None
+            for enc in ("utf-8-sig", "gb18030"):
+                try:
+                    out.append(data.decode(enc))
+                    break
+                except UnicodeDecodeError:
+                    continue
+    return out
+
+
+def metrics_text(metrics: StyleMetrics) -> str:
+    """The deterministic metrics as the StyleAnalyzer reads them."""
+    return "\n".join(
+        f"- {k}：{v:.3f}" if isinstance(v, float) else f"- {k}：{v}" for k, v in metrics.summary().items()
+    )
+
+
+def _known_characters(store: NovelStore) -> str:
+    lines = []
+    for path in store.list_documents("characters/active/"):
+        data = store.document_json(path) if path.endswith(".json") else None
+        if isinstance(data, dict):
+            lines.append(f"- {path.rsplit('/', 1)[-1].removesuffix('.json')}：{data.get('name', '')}")
+    return "\n".join(lines)
+
+
+async def build_style(
+    store: NovelStore,
+    agents: PlanningAgents,
+    interaction: InteractionManager,
+    choice: StyleChoice | None = None,
+) -> StepReport:
+    """``style-profile.json`` from samples (metrics + StyleAnalyzer), a reference author, or a template."""
+    if choice is None or not (choice.samples or choice.reference_author or choice.template):
+        answer = await ask(store, interaction, style_spec(), STYLE_ANSWER.format(round=_round(store)))
+        a = answer.answers
+        source = a.get("style_source")
+        if source == "我的样本":
+            choice = StyleChoice(samples=await db(_read_samples, str(a.get("sample_files") or "")))
+            if not choice.samples:
+                raise LifecycleError("选了“我的样本”但没有给出样本文件路径")
+        elif source == "参考作者":
+            choice = StyleChoice(reference_author=str(a.get("reference_author") or "").strip() or None)
+            if not choice.reference_author:
+                raise LifecycleError("选了“参考作者”但没有给出作者名")
+        else:
+            choice = StyleChoice(template=str(a.get("template") or "") or next(iter(style_templates()), ""))
+    report = StepReport("")
+    if choice.template:
+        profile = find_template(choice.template)
+        if profile is None:
+            known = "、".join(style_templates())
+            raise LifecycleError(f"没有名为 {choice.template} 的风格模板，可选：{known}")
+        report.message = f"文风：内置模板「{choice.template}」"
+    else:
+        source_type = "original" if choice.samples else "reference"
+        measured: StyleProfile | None = None
+        metrics = "（没有样本，无法统计；请按你对该作者公开作品的了解归纳）"
+        if choice.samples:
+            measured = await db(profile_from_samples, choice.samples)
+            combined = await db(lambda: StyleMetrics.combine(compute_metrics(t) for t in choice.samples))
+            metrics = metrics_text(combined)
+        context = style_context(
+            choice.samples or ["（无样本）"],
+            source_type=source_type,
+            reference_author=choice.reference_author,
+            known_characters=await db(_known_characters, store),
+            metrics=metrics,
+        )
+        result = await agents.style(context)
+        report.calls += result.calls
+        report.warnings += result.warnings
+        profile = _merge_profile(result.value, measured, source_type, choice.reference_author)
+        if profile is None:
+            raise LifecycleError("StyleAnalyzer 的输出无法解析，风格未写入；重新运行即可重试")
+        who = (
+            f"参考作者 {choice.reference_author}"
+            if choice.reference_author
+            else f"{len(choice.samples)} 份样本"
+        )
+        report.message = (
+            f"文风：从{who}提取（平均句长 {profile.avg_sentence_length}，对话占比 {profile.dialogue_ratio}）"
+        )
+    await db(store.put_document, "style-profile.json", dumps(profile.to_json_dict()))
+    report.written = ["style-profile.json"]
+    return report
+
+
+def _merge_profile(
+    llm: StyleProfile | None, measured: StyleProfile | None, source_type: str, author: str | None
+) -> StyleProfile | None:
+    """The model's reading of the style with the program's numbers (the numbers are arithmetic, ours)."""
+    if llm is None:
+        return measured
+    data = llm.to_json_dict()
+    data["source_type"] = source_type
+    data["reference_author"] = author
+    if measured is not None:
+        m = measured.to_json_dict()
+        data["avg_sentence_length"] = m["avg_sentence_length"]
+        data["dialogue_ratio"] = m["dialogue_ratio"]
+        data["metrics"] = m.get("metrics", {})
+        data["forbidden_words"] = list(
+            dict.fromkeys([*data.get("forbidden_words", []), *m["forbidden_words"]])
+        )[:20]
+        if not data.get("writing_directives"):
+            data["writing_directives"] = m["writing_directives"]
+    return StyleProfile.model_validate(data)
+
+
+# ---------------------------------------------------------------------------- 5. trial chapters
+def trial_outline(store: NovelStore) -> str | None:
+    """Volume 1's outline for the three trial chapters, from the brief, unless an outline exists."""
+    path = f"{layout.volume_dir(1)}/outline.md"
+    if store.document(path) is not None:
+        return None
+    brief = store.document("brief.md") or ""
+    chars = [
+        store.document_json(p) for p in store.list_documents("characters/active/") if p.endswith(".json")
+    ]
+    hero = next((c for c in chars if isinstance(c, dict) and c.get("role") == "protagonist"), None)
+    hero = hero or next((c for c in chars if isinstance(c, dict)), {})
+    name = str(hero.get("name") or "主角")
+    plan = [
+        (
+            "开篇",
+            f"{name}在自己的日常里登场，一件反常的小事打破平静",
+            "展示主角的处境和性格",
+            "埋设 核心冲突的第一个迹象",
+        ),
+        ("波澜", "反常的事牵出核心冲突，主角第一次被迫做选择", "主角从旁观到卷入", "推进 核心冲突"),
+        ("入局", "主角做出选择并付出代价，新的目标出现", "主角立下目标", "留下下一章的钩子"),
+    ]
+    sections = [
+        f"## 第 {i} 章 {title}\n- **Storyline**: main_arc\n- **POV**: {name}\n- **Location**: 按设定\n"
+        f"- **Conflict**: {conflict}\n- **Arc**: {arc}\n- **Foreshadowing**: {fs}\n- **StateChanges**: 按正文"
+        for i, (title, conflict, arc, fs) in enumerate(plan, start=1)
+    ]
+    text = (
+        "# 第一卷（试写）\n\n> 快速起步的试写大纲，卷规划时会在此基础上续写。\n\n"
+        + brief
+        + "\n\n"
+        + "\n\n".join(sections)
+        + "\n"
+    )
+    store.put_document(path, text)
+    return path
+
+
+def trial_review_spec(lines: Sequence[str], profile: str) -> QuestionSpec:
+    """The §6 用户审核点 "快速起步完成": 继续 / 调整风格 / 重来."""
+    shown = "；".join(lines)
+    return spec(
+        "quick start review",
+        question(
+            "trial_action",
+            "试写完成",
+            f"三章试写完成：{shown}。文风：{profile}。接下来？",
+            options=[
+                ("继续", "推荐：试写作为第一卷前 3 章，进入卷规划"),
+                ("调整风格", "重新选择文风，并用新文风重写试写章节"),
+                ("重来", "清空设定和试写，从题材问题重新开始"),
+            ],
+            default="继续",
+        ),
+    )
+
+
+def trial_answer_path(store: NovelStore) -> str:
+    return TRIAL_ANSWER.format(round=_round(store))
+
+
+def reset_trial(store: NovelStore, *, everything: bool) -> None:
+    """Undo the trial (调整风格) or the whole quick start (重来), in one transaction.
+
+    The trial chapters, their summaries, evaluations and logs go; the state starts over as a new version
+    (old snapshots stay for the record). 重来 also drops the brief, world, characters, storylines and style.
+    """
+    chapters = [c.number for c in store.list_chapters() if c.number <= TRIAL_CHAPTERS]
+    version = store.state_version()
+    with Session(writer(store.engine)) as s, s.begin():
+        for table in (SummaryRow, EvaluationRow, ChapterRevisionRow):
+            s.exec(delete(table).where(col(table.chapter).in_(chapters)))
+        s.exec(delete(PipelineLogRow).where(col(PipelineLogRow.chapter).in_(chapters)))
+        for row in s.exec(select(ChapterRow).where(col(ChapterRow.number).in_(chapters))):
+            s.delete(row)
+        s.add(
+            StateSnapshotRow(
+                state_version=version + 1,
+                chapter=0,
+                content=dumps({**empty_state(), "state_version": version + 1}),
+                created_at=iso_now(),
+            )
+        )
+    store.clear_staging()
+    doomed = ["style-profile.json", layout.GLOBAL_FORESHADOWING]
+    if everything:
+        doomed += ["brief.md", *store.list_documents("world/"), *store.list_documents("characters/")]
+        doomed += [*store.list_documents("storylines/"), *store.list_documents("volumes/")]
+        store.delete_answer(SETUP_ANSWER)
+    for path in doomed:
+        if store.document(path) is not None:
+            store.delete_document(path)
+    n = int(store.meta().get(ROUND_META) or 0) + 1
+    store.set_meta(ROUND_META, str(n))
+    store.set_meta(QUICK_START_META, "" if everything else "trial")
+    store.update_checkpoint(
+        last_completed_chapter=0,
+        inflight_chapter=None,
+        pipeline_stage=None,
+        orchestrator_state="INIT" if everything else "QUICK_START",
+    )

@@ -1,0 +1,294 @@
+"""Volume planning (seed 004 §6 Layer 2a, §6.5.4-§6.5.5, §6.6.2; §8.2 VOL_PLANNING → WRITING).
+
+PlotArchitect plans the volume: the outline (one ``## 第 N 章`` section per chapter with Storyline / POV /
+Location / Conflict / Arc / Foreshadowing / StateChanges), the L3 chapter contracts, the storyline schedule
+and the volume's foreshadowing plan. The program then chains the contracts (each chapter's preconditions are
+the previous chapter's postconditions), and the author reviews it as a NOVEL_ASK question: 确认 / 修改 /
+调整章数. Only a confirmed plan is saved; 修改 and 调整章数 re-plan with the author's words.
+
+The reply is staged (``plans/vol-NN.json``) before the question, so answering later never pays for the call
+again. Trial chapters count as volume 1's first chapters (§8.2): their outline sections are kept and the
+plan continues after them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from novel_desktop.agents.context import outline_sections
+from novel_desktop.agents.planning import VolumePlan, plot_context
+from novel_desktop.domain.contracts import ChapterContract
+from novel_desktop.domain.foreshadowing import ForeshadowItem
+from novel_desktop.domain.novel_ask import QuestionSpec
+from novel_desktop.pipeline.interaction import InteractionManager
+from novel_desktop.pipeline.quick_start import (
+    LifecycleError,
+    PlanningAgents,
+    StepReport,
+    ask,
+    db,
+    question,
+    spec,
+)
+from novel_desktop.storage import layout
+from novel_desktop.storage.store import NovelStore, dumps
+
+#: Seed 004 §6 Layer 2: a volume has 30-50 chapters.
+DEFAULT_VOLUME_CHAPTERS = 30
+PLAN_CHOICES = ("确认", "修改", "调整章数")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s*第\s*\d+\s*章", re.M)
+
+
+@dataclass(frozen=True)
+class PlanParams:
+    """How the author wants a volume planned: its chapter count, direction and the planning round."""
+
+    chapters: int = DEFAULT_VOLUME_CHAPTERS
+    direction: str = ""
+    round: int = 0
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {"chapters": self.chapters, "direction": self.direction, "round": self.round}, ensure_ascii=False
+        )
+
+
+def _params_key(volume: int) -> str:
+    return f"plan_vol_{volume:02d}"
+
+
+def plan_params(store: NovelStore, volume: int) -> PlanParams:
+    """The stored parameters of ``volume``'s planning (defaults when it has not started)."""
+    raw = store.meta().get(_params_key(volume))
+    if not raw:
+        return PlanParams()
+    data = json.loads(raw)
+    return PlanParams(
+        int(data.get("chapters") or DEFAULT_VOLUME_CHAPTERS),
+        str(data.get("direction") or ""),
+        int(data.get("round") or 0),
+    )
+
+
+def set_plan_params(store: NovelStore, volume: int, params: PlanParams) -> None:
+    store.set_meta(_params_key(volume), params.to_json())
+
+
+def staged_plan_key(volume: int) -> str:
+    return f"plans/vol-{volume:02d}.json"
+
+
+def volume_start(store: NovelStore, volume: int) -> int:
+    """The first chapter of ``volume``: 1, or the chapter after the previous volume's last."""
+    if volume <= 1:
+        return 1
+    prev = volume_range(store, volume - 1)
+    if prev is not None:
+        return prev[1] + 1
+    return int(store.checkpoint().get("last_completed_chapter") or 0) + 1
+
+
+def volume_range(store: NovelStore, volume: int) -> tuple[int, int] | None:
+    """``(first, last)`` chapter of a planned volume: its volume.json, else its outline's sections."""
+    info = store.document_json(layout.volume_info_path(volume))
+    if isinstance(info, dict) and info.get("chapter_start") and info.get("chapter_end"):
+        return int(info["chapter_start"]), int(info["chapter_end"])
+    outline = store.document(f"{layout.volume_dir(volume)}/outline.md")
+    sections = outline_sections(outline or "")
+    return (min(sections), max(sections)) if sections else None
+
+
+def _merge_states(
+    base: dict[str, dict[str, Any]], changes: dict[str, dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    merged = {k: dict(v) for k, v in base.items()}
+    for who, attrs in changes.items():
+        merged.setdefault(who, {}).update(attrs)
+    return merged
+
+
+def chain_contracts(contracts: list[ChapterContract]) -> tuple[list[ChapterContract], list[int]]:
+    """Each chapter's preconditions made equal to the state after the previous chapter (§6.5.4).
+
+    The state after a chapter is its preconditions with its postconditions' changes applied. Returns the
+    contracts in chapter order and the chapters whose preconditions the program corrected.
+    """
+    ordered = sorted(contracts, key=lambda c: c.chapter)
+    fixed: list[int] = []
+    out: list[ChapterContract] = []
+    for contract in ordered:
+        if out:
+            prev = out[-1]
+            after = _merge_states(prev.preconditions.character_states, prev.postconditions.state_changes)
+            if contract.preconditions.character_states != after:
+                data = contract.to_json_dict()
+                data.setdefault("preconditions", {})["character_states"] = after
+                contract = ChapterContract.model_validate(data)
+                fixed.append(contract.chapter)
+        out.append(contract)
+    return out, fixed
+
+
+def plan_review_spec(volume: int, start: int, end: int, summary: str) -> QuestionSpec:
+    """The §6 用户审核点 "卷规划完成": 确认 / 修改 / 调整章数."""
+    return spec(
+        "volume plan",
+        question(
+            "outline_action",
+            f"第{volume}卷大纲",
+            f"第 {volume} 卷（第 {start}-{end} 章）的大纲已规划：{summary}。确认后开始写作。",
+            options=[
+                ("确认", "推荐：保存大纲和章节契约，开始写作"),
+                ("修改", "写下要改的地方，重新规划"),
+                ("调整章数", "给出新的章数，重新规划"),
+            ],
+            default="确认",
+        ),
+        question("changes", "修改意见", "要改什么？（选“修改”时填写）", kind="free_text", required=False),
+        question(
+            "chapter_count",
+            "章数",
+            "本卷改为多少章？（选“调整章数”时填写）",
+            kind="free_text",
+            required=False,
+        ),
+    )
+
+
+def _prev_review(store: NovelStore, volume: int, start: int) -> str:
+    if volume > 1:
+        return store.document(f"{layout.volume_dir(volume - 1)}/review.md") or ""
+    # Volume 1 continues from the trial chapters: their summaries stand in for a previous volume's review.
+    parts = [f"第{n}章：{(store.summary(n) or '').strip()}" for n in range(1, start) if store.summary(n)]
+    return ("以下章节已写完（试写），本卷从其后续写：\n" + "\n".join(parts)) if parts else ""
+
+
+async def plan_volume(
+    store: NovelStore, agents: PlanningAgents, interaction: InteractionManager, volume: int
+) -> StepReport:
+    """Plan ``volume`` (or reuse its staged plan), ask the author, and save it when confirmed.
+
+    Returns with ``pause`` False either way; the orchestrator reads the checkpoint to see whether the plan
+    was confirmed (state WRITING) or must be planned again (still VOL_PLANNING, a new round).
+    """
+    params = await db(plan_params, store, volume)
+    first = await db(volume_start, store, volume)
+    last_done = int((await db(store.checkpoint)).get("last_completed_chapter") or 0)
+    start = max(first, last_done + 1)
+    end = first + max(1, params.chapters) - 1
+    if end < start:
+        raise LifecycleError(f"第 {volume} 卷的章数 {params.chapters} 少于已写的章数，请调大章数")
+    report = StepReport("")
+    key = staged_plan_key(volume)
+    raw = await db(store.staging, key)
+    staged = json.loads(raw) if raw else None
+    if staged is None or staged.get("round") != params.round or staged.get("end") != end:
+        prev = await db(_prev_review, store, volume, start)
+        context = await db(plot_context, store, volume, start, end, params.direction, prev)
+        result = await agents.plot(context)
+        report.calls += result.calls
+        report.warnings += result.warnings
+        if result.value is None:
+            raise LifecycleError(f"PlotArchitect 的第 {volume} 卷规划无法解析；重新运行即可重试")
+        reply = result.value
+        staged = {
+            "round": params.round,
+            "start": start,
+            "end": end,
+            "recommendation": reply.recommendation,
+            "rationale": reply.rationale,
+            "plan": reply.plan().to_json_dict(),
+        }
+        await db(store.put_staging, key, json.dumps(staged, ensure_ascii=False))
+    plan = VolumePlan.model_validate(staged["plan"])
+    contracts, fixed = chain_contracts([c for c in plan.chapter_contracts if start <= c.chapter <= end])
+    missing = [n for n in range(start, end + 1) if n not in {c.chapter for c in contracts}]
+    if fixed:
+        report.warnings.append(f"已按前章后置条件修正第 {'、'.join(map(str, fixed))} 章的前置条件")
+    if missing:
+        report.warnings.append(f"规划缺少第 {'、'.join(map(str, missing))} 章的章节契约")
+    summary = staged.get("recommendation") or f"{len(contracts)} 章契约"
+    answer_path = f"{layout.NOVEL_ASK_DIR}volume-{volume:02d}-plan-r{params.round}.answers.json"
+    answer = await ask(
+        store, interaction, plan_review_spec(volume, start, end, summary), answer_path, plan.outline
+    )
+    action = answer.answers.get("outline_action")
+    if action == "修改":
+        changes = str(answer.answers.get("changes") or "").strip()
+        direction = f"{params.direction}\n作者的修改意见：{changes}".strip()
+        await db(set_plan_params, store, volume, PlanParams(params.chapters, direction, params.round + 1))
+        report.message = f"第 {volume} 卷大纲按作者意见重新规划"
+        return report
+    if action == "调整章数":
+        count = _count(answer.answers.get("chapter_count"))
+        if count is None:
+            raise LifecycleError(f"“调整章数”需要一个章数，{answer_path} 里没有；删除这份回答后重试")
+        await db(set_plan_params, store, volume, PlanParams(count, params.direction, params.round + 1))
+        report.message = f"第 {volume} 卷改为 {count} 章，重新规划"
+        return report
+    report.written = await db(save_plan, store, volume, plan, contracts, first, start, end)
+    await db(store.delete_staging, key)
+    await db(store.update_checkpoint, current_volume=volume, orchestrator_state="WRITING")
+    report.message = f"第 {volume} 卷大纲已确认：第 {start}-{end} 章，{len(contracts)} 份章节契约"
+    return report
+
+
+def _count(value: Any) -> int | None:
+    m = re.search(r"\d+", str(value or ""))
+    return int(m.group()) if m and int(m.group()) > 0 else None
+
+
+def save_plan(
+    store: NovelStore,
+    volume: int,
+    plan: VolumePlan,
+    contracts: list[ChapterContract],
+    first: int,
+    start: int,
+    end: int,
+) -> list[str]:
+    """Write a confirmed plan: outline (kept sections of written chapters first), contracts, schedule,
+    the volume's foreshadowing plan (new threads also enter ``foreshadowing/global.json``), volume.json."""
+    vdir = layout.volume_dir(volume)
+    outline_path = f"{vdir}/outline.md"
+    written = [outline_path]
+    kept = {
+        n: s for n, s in outline_sections(store.document(outline_path) or "").items() if first <= n < start
+    }
+    text = plan.outline.strip()
+    if kept:
+        m = _HEADING.search(text)
+        head, body = (text[: m.start()], text[m.start() :]) if m else (text + "\n\n", "")
+        text = head.rstrip() + "\n\n" + "\n\n".join(kept[n] for n in sorted(kept)) + "\n\n" + body
+    store.put_document(outline_path, text.strip() + "\n")
+    for contract in contracts:
+        path = layout.contract_path(volume, contract.chapter)
+        store.put_document(path, dumps(contract.to_json_dict()))
+        written.append(path)
+    title = ""
+    if plan.storyline_schedule is not None:
+        schedule = {**plan.storyline_schedule.to_json_dict(), "volume": volume}
+        store.put_document(f"{vdir}/storyline-schedule.json", dumps(schedule))
+        written.append(f"{vdir}/storyline-schedule.json")
+        title = plan.storyline_schedule.volume_theme
+    if plan.foreshadowing is not None:
+        fs = {**plan.foreshadowing.to_json_dict(), "volume": volume}
+        store.put_document(f"{vdir}/foreshadowing.json", dumps(fs))
+        written.append(f"{vdir}/foreshadowing.json")
+        doc = store.document_json(layout.GLOBAL_FORESHADOWING) or {"foreshadowing": []}
+        known = {str(i.get("id")) for i in doc.get("foreshadowing") or []}
+        for item in plan.foreshadowing.foreshadowing:
+            if item.id not in known:
+                base = ForeshadowItem.model_validate(
+                    {k: v for k, v in item.to_json_dict().items() if k in ForeshadowItem.model_fields}
+                )
+                doc.setdefault("foreshadowing", []).append(base.to_json_dict())
+        store.put_document(layout.GLOBAL_FORESHADOWING, dumps(doc))
+        written.append(layout.GLOBAL_FORESHADOWING)
+    info = {"volume": volume, "title": title, "chapter_start": first, "chapter_end": end}
+    store.put_document(layout.volume_info_path(volume), dumps(info))
+    written.append(layout.volume_info_path(volume))
+    return written
