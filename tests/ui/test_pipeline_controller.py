@@ -10,12 +10,15 @@ from typing import Any
 import pytest
 import qasync
 from PySide6.QtCore import QTimer, SignalInstance
+from PySide6.QtWidgets import QWidget
+from pytestqt.qtbot import QtBot
 
 from novel_desktop.controllers.pipeline_controller import PipelineController
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.domain.novel_ask import AnswerSpec, build_answer_spec
 from novel_desktop.llm.settings import LLMSettings, RetrySettings, save_settings
 from novel_desktop.pipeline.interaction import InteractionRequest
+from novel_desktop.ui.ask_dialog import AskDialog
 from tests.e2e.replies import judge_json, script_defaults, summarizer_json, writer_text
 from tests.fakes.anthropic_server import FakeAnthropicServer, Reply
 
@@ -326,3 +329,30 @@ def test_continue_while_running_is_ignored(
     run_until_finished(qloop, controller, start_twice)
     assert rec.args("chapter_started") == [(3, "")]
     assert rec.args("running_changed") == [(True,), (False,)]
+
+
+def test_the_gate_question_is_a_dialog_over_the_window(
+    qtbot: QtBot, qloop: qasync.QEventLoop, project: ProjectController, fake: FakeAnthropicServer
+) -> None:
+    """No asker injected: the real AskDialog opens over the window; the author picks 接受 and confirms."""
+    fake.set_default("quality_judge", judge_json(2.5))
+    window = QWidget()
+    qtbot.addWidget(window)
+    window.show()
+    controller = PipelineController(project, dialog_parent=window)
+    seen: list[str] = []
+
+    def answer_dialog() -> None:
+        dialog = next(d for d in window.findChildren(AskDialog) if d.isVisible())
+        seen.append(dialog.windowTitle())
+        assert dialog.isModal()
+        assert "脸谱化" in (dialog.context_label.text() if dialog.context_label else "")
+        dialog.option_button("low_score_action", "接受").click()
+        dialog.ok_button.click()
+
+    # As the author would: after the dialog has appeared, from the GUI's event loop.
+    controller.question_asked.connect(lambda _r: QTimer.singleShot(50, answer_dialog))
+    run_until_finished(qloop, controller, lambda: controller.continue_chapters(1))
+    assert seen == ["第3章低分"]
+    assert [c.number for c in project.chapters()] == [1, 2, 3]
+    assert project.pipeline_log(3)["gate_decision"] == "force_pass"

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import qasync
@@ -180,3 +182,32 @@ def test_revision_gate_and_rebuild_in_the_log(
         "⚠ 第 7 章的状态补丁未能应用：x",
         "第 4 章 重建完成；第 5、6 章可能与修改后的内容不一致，请检查",
     ]
+
+
+def test_the_english_catalogue_covers_the_pipeline_ui() -> None:
+    """Every string the pipeline UI passes to tr() has an English translation."""
+    import re
+
+    from novel_desktop.paths import resource
+    from novel_desktop.ui import pipeline_dock, style_drop
+
+    catalogue = json.loads(resource("i18n", "en", "pipeline_ui.json").read_text(encoding="utf-8"))
+    modules = [
+        "controllers/pipeline_controller.py",
+        "ui/pipeline_dock.py",
+        "ui/ask_dialog.py",
+        "ui/style_drop.py",
+    ]
+    root = Path(pipeline_dock.__file__).resolve().parent.parent
+    literals = {
+        m.group(1)
+        for name in modules
+        for m in re.finditer(r'tr\(\s*"([^"]*)"', (root / name).read_text(encoding="utf-8"))
+    }
+    tables = [title for title, _ in pipeline_dock.STEPS] + ["修订", "二次润色", "复核"]
+    tables += list(pipeline_dock.GATE_ACTIONS.values())
+    tables += [label for _, label in style_drop.SOURCE_TYPES] + [
+        label for _, label, _ in style_drop.METRIC_LABELS
+    ]
+    missing = sorted((literals | set(tables)) - set(catalogue))
+    assert missing == []
