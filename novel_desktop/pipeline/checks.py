@@ -335,13 +335,14 @@ def _character_files(store: NovelStore) -> list[Character]:
     return out
 
 
-def cleanup_state(store: NovelStore, chapter: int, absent_for: int = RETIRE_AFTER) -> list[str]:
+def cleanup_state(store: NovelStore, chapter: int, absent_for: int | None = None) -> list[str]:
     """Retire characters absent for ``absent_for`` chapters and prune the state to the active cast.
 
     A retired character's profile moves to ``characters/retired/`` with its last state under
     ``final_state``; the protagonist is never retired. The newest state snapshot is replaced by the pruned
     one (same version: pruning is not a chapter's change). Returns the names retired.
     """
+    absent_for = RETIRE_AFTER if absent_for is None else absent_for
     analysis = analyze_store(store)
     retired: list[str] = []
     keep: list[str] = []

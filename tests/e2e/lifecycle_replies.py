@@ -101,7 +101,9 @@ def characters_json() -> str:
     return json.dumps(
         {
             "characters": [
-                _character("lin-feng", "林枫", "protagonist", "LINFENG", "凡人，未引气入体，在青石镇不能修炼"),
+                _character(
+                    "lin-feng", "林枫", "protagonist", "LINFENG", "凡人，未引气入体，在青石镇不能修炼"
+                ),
                 _character("chen-lao", "陈老", "mentor", "CHENLAO", "隐居的修士，不在人前施法"),
             ],
             "relationships": [{"from": "lin-feng", "to": "chen-lao", "type": "依靠", "value": 60}],
@@ -142,11 +144,18 @@ def plan_json(volume: int, start: int, end: int) -> str:
                 "chapter": n,
                 "storyline_id": "main_arc",
                 "preconditions": {
-                    "character_states": {"林枫": {"location": "苍梧宗", "关卡": n - 1 if n != start + 1 else 0}},
+                    "character_states": {
+                        "林枫": {"location": "苍梧宗", "关卡": n - 1 if n != start + 1 else 0}
+                    },
                     "required_world_rules": ["W-001"],
                 },
                 "objectives": [
-                    {"id": f"OBJ-{n:03d}-1", "type": "plot", "required": True, "description": f"林枫过第{n}关"}
+                    {
+                        "id": f"OBJ-{n:03d}-1",
+                        "type": "plot",
+                        "required": True,
+                        "description": f"林枫过第{n}关",
+                    }
                 ],
                 "postconditions": {"state_changes": {"林枫": {"location": "苍梧宗", "关卡": n}}},
                 "acceptance_criteria": [f"OBJ-{n:03d}-1 在正文中明确体现", "不违反 W-001"],

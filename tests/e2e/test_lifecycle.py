@@ -52,7 +52,11 @@ def test_empty_file_to_volume_two(
         cp = store.checkpoint()
         # Trial chapters 1-3 + chapters 4-10 of volume 1 + chapter 11, the first of volume 2.
         assert [c.number for c in store.list_chapters()] == list(range(1, 12))
-        assert (cp["current_volume"], cp["last_completed_chapter"], cp["orchestrator_state"]) == (2, 11, "WRITING")
+        assert (cp["current_volume"], cp["last_completed_chapter"], cp["orchestrator_state"]) == (
+            2,
+            11,
+            "WRITING",
+        )
         assert [c.volume for c in store.list_chapters()] == [1] * 10 + [2]
         assert store.meta()["platform"] == "qidian"
         assert "仙侠" in store.document("brief.md")
@@ -62,7 +66,9 @@ def test_empty_file_to_volume_two(
         assert {r["constraint_type"] for r in rules} == {"hard", "soft"}
         assert store.document_json("characters/active/lin-feng.json")["contracts"]
         assert store.document_json("characters/active/chen-lao.json")["role"] == "mentor"
-        assert [s["id"] for s in store.document_json("storylines/storylines.json")["storylines"]] == ["main_arc"]
+        assert [s["id"] for s in store.document_json("storylines/storylines.json")["storylines"]] == [
+            "main_arc"
+        ]
         assert store.document("storylines/storyline-spec.json") is not None
         # Style from the sample: the program's numbers, not the model's 99 and 0.9.
         profile = store.document_json("style-profile.json")
@@ -74,7 +80,10 @@ def test_empty_file_to_volume_two(
         assert "## 第 1 章 开篇" in outline and "## 第 4 章 问心4" in outline
         c5 = store.document_json(layout.contract_path(1, 5))
         c4 = store.document_json(layout.contract_path(1, 4))
-        assert c5["preconditions"]["character_states"]["林枫"]["关卡"] == c4["postconditions"]["state_changes"]["林枫"]["关卡"]
+        assert (
+            c5["preconditions"]["character_states"]["林枫"]["关卡"]
+            == c4["postconditions"]["state_changes"]["林枫"]["关卡"]
+        )
         assert store.document_json("volumes/vol-01/storyline-schedule.json")["volume"] == 1
         assert store.document_json("volumes/vol-01/foreshadowing.json")["foreshadowing"]
         assert store.document_json("volumes/vol-01/volume.json")["chapter_end"] == 10

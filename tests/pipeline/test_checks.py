@@ -1,0 +1,199 @@
+"""Periodic checks, the volume review and contract change propagation, against the fake Messages API and
+the seed project 《青石问道》 (chapters 1-2 written)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from novel_desktop.agents.planning import LLMPlanningAgents
+from novel_desktop.llm.client import LLMClient
+from novel_desktop.llm.settings import LLMSettings, RetrySettings
+from novel_desktop.pipeline import checks
+from novel_desktop.pipeline.interaction import AnswersFileResponder, InteractionManager
+from novel_desktop.storage import layout
+from novel_desktop.storage.folder import import_folder
+from novel_desktop.storage.store import NovelStore, dumps
+from tests.conftest import FIXTURES
+from tests.e2e.lifecycle_replies import audit_json, characters_json
+from tests.fakes.anthropic_server import FakeAnthropicServer
+
+KEY = "sk-ant-test-checks"
+TEXT = "# 第{n}章 练剑\n\n林枫在后山练剑，一练就是一整天。陈老在树下看着，没说话。\n“还不够。”陈老说。\n"
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[NovelStore]:
+    path = tmp_path / "青石问道.novel"
+    import_folder(FIXTURES / "seed_project", path)
+    s = NovelStore.open(path)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def server() -> Iterator[FakeAnthropicServer]:
+    with FakeAnthropicServer() as s:
+        s.set_default("consistency_auditor", audit_json())
+        s.set_default("character_weaver", characters_json())
+        yield s
+
+
+def _commit(store: NovelStore, upto: int, score: float = 4.2) -> None:
+    for n in range(3, upto + 1):
+        store.put_staging(layout.chapter_path(n), TEXT.format(n=n), kind="refined")
+        store.put_staging(layout.evaluation_path(n), json.dumps({"chapter": n, "overall": score}))
+        store.commit_chapter(n, volume=1)
+
+
+def _run(server: FakeAnthropicServer, answers: dict[str, Any], work: Any) -> Any:
+    async def main() -> Any:
+        settings = LLMSettings(retry=RetrySettings(max_attempts=2, base_backoff_s=0.001, max_backoff_s=0.01))
+        async with LLMClient(settings, api_key=KEY, base_url=server.base_url) as client:
+            interaction = InteractionManager(AnswersFileResponder(answers))
+            return await work(LLMPlanningAgents(client), interaction)
+
+    return asyncio.run(main())
+
+
+def test_checks_fall_due_by_period_and_run_once(store: NovelStore) -> None:
+    assert checks.due_checks(store, 4) == []
+    assert checks.due_checks(store, 5) == ["brief", "drift"]
+    assert checks.due_checks(store, 10) == ["brief", "drift", "audit"]
+    checks._mark(store, "brief", 10)
+    assert checks.due_checks(store, 12) == ["drift", "audit"]
+
+
+def test_quality_brief_names_the_problem_chapters(store: NovelStore) -> None:
+    _commit(store, 5, score=3.1)
+    brief = checks.quality_brief(store, 5)
+    # Chapters 1-2 came with the seed project (3.84, 4.28); 3-5 scored 3.1.
+    assert brief.mean == pytest.approx((3.84 + 4.28 + 3.1 * 3) / 5, abs=0.01)
+    assert sorted(brief.problems) == [3, 4, 5]
+    assert "评分 3.1" in brief.problems[3]
+
+
+def test_severe_audit_pauses_the_loop_and_is_remembered(
+    store: NovelStore, server: FakeAnthropicServer
+) -> None:
+    _commit(store, 10)
+    server.script("consistency_auditor", audit_json("high"))
+    answers = {"quality brief": {"brief_action": "继续"}}
+    report = _run(server, answers, lambda a, i: checks.after_chapter(store, 10, agents=a, interaction=i))
+    assert report.pause
+    assert "严重" in report.message and "把第 7 章的木牌改为通关玉符" in report.message
+    assert store.checkpoint()["pending_actions"][-1]["type"] == "consistency_audit"
+    assert json.loads(store.extra_file("audits/audit-001-010.json"))["findings"][0]["severity"] == "high"
+    # The auditor read the window's summaries.
+    assert "第 1-10 章" in server.requests_for("consistency_auditor")[0].body["messages"][0]["content"]
+    # Running again asks nothing and calls nothing: every check of this period is done.
+    again = _run(server, {}, lambda a, i: checks.after_chapter(store, 10, agents=a, interaction=i))
+    assert not again.pause and again.message == ""
+    assert len(server.requests_for("consistency_auditor")) == 1
+
+
+def test_brief_answer_adjust_direction_replans_the_rest(
+    store: NovelStore, server: FakeAnthropicServer
+) -> None:
+    _commit(store, 5)
+    answers = {"quality brief": {"brief_action": "调整方向", "direction": "让苏婉提前登场"}}
+    report = _run(server, answers, lambda a, i: checks.after_chapter(store, 5, agents=a, interaction=i))
+    assert report.pause
+    assert store.checkpoint()["orchestrator_state"] == "VOL_PLANNING"
+    assert "让苏婉提前登场" in json.loads(store.meta()["plan_vol_01"])["direction"]
+
+
+def test_drift_is_written_for_the_writer_and_cleared_at_baseline(store: NovelStore) -> None:
+    _commit(store, 5)
+    store.put_document(
+        "style-profile.json",
+        dumps({"avg_sentence_length": 60, "dialogue_ratio": 0.0, "metrics": {"avg_sentence_length": 60}}),
+    )
+    report = checks.style_drift(store, 5)
+    assert report.items
+    assert store.document_json("style-drift.json")["corrections"]
+    # The writer of the next chapter reads it.
+    from novel_desktop.agents.context import load_facts
+
+    assert "corrections" in load_facts(store, 6).style_drift
+    measured = checks.StyleMetrics.combine(
+        c.metrics for c in checks.analyze_store(store).chapters if 1 <= c.number <= 5
+    )
+    baseline = measured.summary()
+    profile = {
+        "avg_sentence_length": baseline["avg_sentence_length"],
+        "dialogue_ratio": baseline["dialogue_ratio"],
+        "metrics": baseline,
+    }
+    store.put_document("style-profile.json", dumps(profile))
+    cleared = checks.style_drift(store, 5)
+    assert cleared.cleared and store.document("style-drift.json") is None
+
+
+def test_volume_review_archives_cleans_up_and_leads_to_next_volume(
+    store: NovelStore, server: FakeAnthropicServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _commit(store, 5)
+    store.put_document(
+        "characters/active/su-wan.json", dumps({"id": "su-wan", "name": "苏婉", "role": "supporting"})
+    )
+    store.put_document(layout.volume_info_path(1), dumps({"volume": 1, "chapter_start": 1, "chapter_end": 5}))
+    before = store.current_state()
+    monkeypatch.setattr(checks, "RETIRE_AFTER", 3)  # 苏婉 never appears in chapters 1-5
+    answers = {"volume review": {"review_action": "确认", "direction": "外门大比"}}
+
+    async def work(agents: Any, interaction: Any) -> Any:
+        review = await checks.volume_review(store, agents, 1)
+        await checks.ask_review(store, agents, interaction, 1)
+        return review
+
+    review = _run(server, answers, work)
+    text = store.document("volumes/vol-01/review.md")
+    assert "全卷一致性报告" in text and "伏笔完成度" in text and "苏婉" in text
+    assert store.document_json("state/history/vol-01-final-state.json") == before
+    assert store.document("characters/retired/su-wan.json") is not None
+    assert store.document("characters/active/su-wan.json") is None
+    assert store.document("characters/active/lin-feng.json") is not None  # the protagonist stays
+    assert "苏婉" in review.message
+    cp = store.checkpoint()
+    assert (cp["current_volume"], cp["orchestrator_state"]) == (2, "VOL_PLANNING")
+    assert "外门大比" in json.loads(store.meta()["plan_vol_02"])["direction"]
+
+
+def test_cleanup_prunes_retired_characters_from_the_state(store: NovelStore) -> None:
+    state = store.current_state()
+    assert "chen-lao" in state["characters"]
+    # 陈老 is mentioned in the seed chapters; 30 chapters later he has been absent long enough.
+    retired = checks.cleanup_state(store, 40, absent_for=20)
+    assert retired == ["陈老"]
+    assert "chen-lao" not in store.current_state()["characters"]
+    assert store.current_state()["state_version"] == state["state_version"]
+    assert (
+        store.document_json("characters/retired/chen-lao.json")["final_state"]
+        == state["characters"]["chen-lao"]
+    )
+
+
+def test_rule_change_lists_and_updates_affected_contracts(
+    store: NovelStore, server: FakeAnthropicServer
+) -> None:
+    contract = {"chapter": 3, "preconditions": {"required_world_rules": ["W-002"]}, "acceptance_criteria": []}
+    store.put_document(layout.contract_path(1, 3), dumps(contract))
+    impact = checks.rule_change_impact(store, ["W-001", "W-002"])
+    # 林枫's capability is bounded by W-001 without citing it; 陈老's contract is not about cultivation.
+    assert impact.contracts == {"lin-feng": ["C-LINFENG-001"]}
+    assert list(impact.chapters) == [3]  # chapters 1-2 are written: their contracts stay as they were
+
+    answers = {"rule change propagation": {"propagate": "更新"}}
+    report = _run(server, answers, lambda a, i: checks.propagate_rule_change(store, a, i, ["W-001", "W-002"]))
+    assert "C-LINFENG-001" in report.message
+    request = server.requests_for("character_weaver")[0].body["messages"][0]["content"]
+    assert "更新角色" in request and "C-LINFENG-001" in request
+    updated = store.document_json(layout.contract_path(1, 3))
+    assert "W-001" in updated["preconditions"]["required_world_rules"]
+    assert any("W-002" in c for c in updated["acceptance_criteria"])
