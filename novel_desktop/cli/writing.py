@@ -164,7 +164,7 @@ async def _run_continue(store: NovelStore, args: argparse.Namespace, answers: di
                 print(str(exc), file=sys.stderr)
                 return EXIT_STOPPED
             if checked.message:
-                print(checked.message)
+                print(checked.message, file=sys.stderr)
             if checked.pause:
                 print(f"合计 total: ${total + checked.cost_usd:.2f}")
                 return EXIT_STOPPED

@@ -32,7 +32,7 @@ from novel_desktop.domain.characters import Character
 from novel_desktop.domain.foreshadowing import GlobalForeshadowing, VolumeForeshadowing, overdue
 from novel_desktop.domain.state_ops import prune_state
 from novel_desktop.domain.style import StyleProfile
-from novel_desktop.pipeline.interaction import InteractionManager
+from novel_desktop.pipeline.interaction import AnswersNeeded, InteractionManager
 from novel_desktop.pipeline.quick_start import (
     PlanningAgents,
     StepReport,
@@ -302,9 +302,15 @@ async def after_chapter(
         brief = await db(quality_brief, store, end)
         lines += brief.lines()
         path = f"{layout.NOVEL_ASK_DIR}quality-brief-{layout.num(end)}.answers.json"
-        answer = await ask(store, interaction, brief_spec(brief), path, "\n".join(lines))
+        try:
+            answer = await ask(store, interaction, brief_spec(brief), path, "\n".join(lines))
+            action = answer.answers.get("brief_action")
+        except AnswersNeeded:
+            # The brief is a report with a recommended default (seed §2.2: an unanswered menu falls to the
+            # Recommended option); an unattended run goes on instead of stopping every five chapters.
+            action = "继续"
+            lines.append("（非交互模式未回答质量简报，按推荐项“继续”）")
         await db(_mark, store, "brief", end)
-        action = answer.answers.get("brief_action")
         if action == "回看":
             out.pause = True
             lines.append("已暂停：回看问题章节后再继续")
