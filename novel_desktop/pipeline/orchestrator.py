@@ -348,6 +348,15 @@ class Orchestrator:
         if last >= end and not in_flight:
             await self._set(state, S.VOL_REVIEW)
             return StepOutcome(state, S.VOL_REVIEW, StepReport(f"第 {volume} 卷已写完，进入卷末回顾"))
+        pending = [p for p in cp.get("pending_actions") or [] if isinstance(p, dict)]
+        if any(p.get("type") == "consistency_audit" for p in pending):
+            # Writing on after an audit pause means the author has dealt with its findings.
+            kept = [
+                p
+                for p in cp.get("pending_actions") or []
+                if not isinstance(p, dict) or p.get("type") != "consistency_audit"
+            ]
+            await db(store.update_checkpoint, pending_actions=kept)
         outcome = await self.pipeline.run_chapter()
         if outcome.status != "committed":
             return StepOutcome(state, S.WRITING, chapter=outcome, blocked=True)
