@@ -1,0 +1,301 @@
+"""What the settings dialog needs besides widgets: input checks and "测试连接".
+
+``check_connection`` (the "测试连接" button; not named ``test_*``, which pytest would collect) makes one
+tiny real call (``max_tokens`` 16) through :class:`LLMClient` to the provider, base URL, key and model the
+author is looking at, and turns whatever happens into one Chinese sentence that names the problem and the
+fix. A network failure is diagnosed further (DNS, refused port, timeout) because "无法连接" alone does not
+tell the author whether the address, the network or a proxy is at fault.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import logging
+import socket
+import time
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from novel_desktop.llm.client import LLMClient, PromptBlock
+from novel_desktop.llm.errors import (
+    LLMAuthError,
+    LLMBadRequest,
+    LLMConfigError,
+    LLMConnectionError,
+    LLMEmptyResponse,
+    LLMError,
+    LLMOverloaded,
+    LLMQuotaError,
+    LLMServerError,
+    LLMTimeout,
+)
+from novel_desktop.llm.providers import get_preset
+from novel_desktop.llm.roles import AgentRole
+from novel_desktop.llm.secrets import get_api_key
+from novel_desktop.llm.settings import LLMSettings
+
+log = logging.getLogger(__name__)
+
+#: The role the test call is made for: a cheap one, and any scripted fake server answers it by default.
+TEST_ROLE = AgentRole.summarizer
+TEST_MAX_TOKENS = 16
+#: The whole test (retries included) must not keep the author waiting longer than this.
+TEST_TIMEOUT_S = 45.0
+#: Seconds for each step of the network diagnosis (name lookup, TCP connect).
+DIAGNOSE_TIMEOUT_S = 5.0
+
+
+@dataclass(frozen=True)
+class ConnectionResult:
+    """The outcome of a connection test.
+
+    ``kind`` is a stable code for tests and callers ("ok", "no_key", "bad_url", "auth", "quota",
+    "rate_limit", "overloaded", "unknown_model", "not_anthropic", "dns", "refused", "timeout", "network",
+    "server", "bad_request", "empty", "error"); ``message`` is what the author reads.
+    """
+
+    ok: bool
+    kind: str
+    message: str
+    model: str = ""
+    latency_ms: int | None = None
+    provider_message: str | None = None
+
+
+def base_url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be a Messages API base URL (Chinese), or None when it looks right."""
+    text = url.strip()
+    if not text:
+        return "服务地址（Base URL）不能为空。"
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https"):
+        return f"服务地址“{text}”格式不对：应以 https:// 或 http:// 开头，例如 https://api.anthropic.com。"
+    if not parts.hostname:
+        return f"服务地址“{text}”缺少主机名，例如 https://api.anthropic.com。"
+    try:
+        _ = parts.port
+    except ValueError:
+        return f"服务地址“{text}”中的端口号无效。"
+    if any(ch.isspace() for ch in text):
+        return f"服务地址“{text}”中不能有空格。"
+    if parts.query or parts.fragment:
+        return f"服务地址“{text}”不应带 ? 或 # 后的部分，只填到路径为止。"
+    return None
+
+
+def _test_settings(base: LLMSettings, provider: str, model: str) -> LLMSettings:
+    # A copy so the test never changes what the pipeline uses; only the tested role's model matters.
+    data: dict[str, Any] = base.model_dump()
+    data["provider"] = provider
+    data["models"] = {**data["models"], TEST_ROLE.value: model}
+    # The author is waiting: a few quick retries tell a passing hiccup from a real fault.
+    retry = data["retry"]
+    retry["max_attempts"] = min(int(retry["max_attempts"]), 3)
+    retry["max_backoff_s"] = min(float(retry["max_backoff_s"]), 4.0)
+    retry["base_backoff_s"] = min(float(retry["base_backoff_s"]), retry["max_backoff_s"])
+    return LLMSettings.model_validate(data)
+
+
+async def check_connection(
+    settings: LLMSettings,
+    *,
+    provider: str,
+    base_url: str,
+    api_key: str | None,
+    model: str,
+    timeout: float = TEST_TIMEOUT_S,
+) -> ConnectionResult:
+    """Call ``model`` at ``base_url`` once with a 16-token limit and explain the outcome.
+
+    ``api_key`` is what the author typed; when it is empty the stored key (environment or keyring) is
+    used. Never raises except ``asyncio.CancelledError``; the key never appears in the result.
+    """
+    name = get_preset(provider).display_name
+    model = model.strip()
+    if not model:
+        return ConnectionResult(False, "bad_request", "模型名称为空：请先在“模型”页为各角色填写模型名称。")
+    problem = base_url_problem(base_url)
+    if problem:
+        return ConnectionResult(False, "bad_url", problem, model)
+    key = (api_key or "").strip() or get_api_key(provider)
+    if not key:
+        return ConnectionResult(
+            False,
+            "no_key",
+            f"还没有 {name} 的 API Key：请在上方“API Key”中填写（{get_preset(provider).key_help}），"
+            "或设置环境变量 ANTHROPIC_API_KEY。",
+            model,
+        )
+    url = base_url.strip().rstrip("/")
+    # The SDK's first import takes over a second; it is not the provider's latency, and must not block the UI.
+    await asyncio.to_thread(importlib.import_module, "anthropic")
+    started = time.monotonic()
+    client = LLMClient(_test_settings(settings, provider, model), api_key=key, base_url=url)
+    try:
+        response = await client.stream(
+            TEST_ROLE,
+            system=[PromptBlock("这是一次连接测试。")],
+            messages=[{"role": "user", "content": "请只回复一个字：好"}],
+            max_tokens=TEST_MAX_TOKENS,
+            timeout=timeout,
+        )
+    except LLMError as error:
+        return await _explain(error, name=name, url=url, model=model)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        # The SDK could not read the reply as a Messages API response (an HTML page, another API's JSON).
+        log.info("connection test: unreadable reply from %s: %s", url, exc.__class__.__name__)
+        return ConnectionResult(
+            False,
+            "not_anthropic",
+            f"{url} 有响应，但返回的不是 Anthropic Messages API 格式：这个地址可能不是 Anthropic 兼容接口"
+            "（例如填成了 OpenAI 兼容地址）。请核对服务商文档中的 Anthropic 兼容 Base URL。",
+            model,
+        )
+    finally:
+        await client.aclose()
+    latency = int((time.monotonic() - started) * 1000)
+    return ConnectionResult(
+        True,
+        "ok",
+        f"连接成功：{name} 的模型 {response.model} 已回复，用时 {latency} 毫秒。",
+        response.model,
+        latency,
+    )
+
+
+def _mentions_model(text: str) -> bool:
+    lowered = text.lower()
+    return "model" in lowered or "模型" in lowered
+
+
+async def _explain(error: LLMError, *, name: str, url: str, model: str) -> ConnectionResult:
+    said = error.provider_message
+    quoted = f"（服务商返回：{said}）" if said else ""
+    status = error.status_code
+
+    def result(kind: str, message: str) -> ConnectionResult:
+        return ConnectionResult(False, kind, message, model, provider_message=said)
+
+    if isinstance(error, LLMAuthError):
+        return result(
+            "auth",
+            f"API Key 被拒绝（{status or 401}）：密钥错误、已过期、已被删除，或不是 {name} 的密钥。"
+            f"请到服务商控制台复制正确的密钥后重试。{quoted}",
+        )
+    if isinstance(error, LLMQuotaError):
+        if status == 402 or "额度" in error.message or "余额" in error.message:
+            return result(
+                "quota",
+                f"账户余额或额度不足（{status}）：请到 {name} 控制台充值或提高额度后重试。{quoted}",
+            )
+        return result(
+            "rate_limit",
+            f"请求过于频繁（429），重试 {error.attempts} 次仍被限流：请稍等一分钟再测，"
+            f"或到服务商控制台查看速率限制与余额。{quoted}",
+        )
+    if isinstance(error, LLMOverloaded):
+        return result(
+            "overloaded",
+            f"{name} 的服务繁忙（529 过载），重试 {error.attempts} 次仍失败：密钥和地址没有问题，"
+            f"请稍后再试，或换用其他模型。{quoted}",
+        )
+    if isinstance(error, LLMBadRequest):
+        if status in (400, 404) and said and _mentions_model(said):
+            return result(
+                "unknown_model",
+                f"模型“{model}”不可用（{status}）：{name} 不认识这个模型名称，或你的账户无权使用它。"
+                f"请在“模型”页改成服务商文档中的模型名称。{quoted}",
+            )
+        if status in (404, 405):
+            return result(
+                "not_anthropic",
+                f"服务地址不对（{status}）：{url}/v1/messages 不存在，这个地址不是 Anthropic 兼容接口。"
+                f"请核对 Base URL（例如 {name} 的预设地址）。{quoted}",
+            )
+        return result(
+            "bad_request",
+            f"请求被拒绝（{status}）：请检查模型名称“{model}”与服务地址。{quoted}",
+        )
+    if isinstance(error, LLMServerError):
+        return result(
+            "server",
+            f"{name} 的服务内部出错（{status}），重试 {error.attempts} 次仍失败：请稍后再试。{quoted}",
+        )
+    if isinstance(error, LLMTimeout):
+        return result(
+            "timeout",
+            f"{url} 在规定时间内没有完成回复：网络太慢或服务没有响应。请检查网络与代理后重试。",
+        )
+    if isinstance(error, LLMEmptyResponse):
+        # The key, address and model all work; only the content was empty, which a test does not need.
+        return ConnectionResult(
+            True,
+            "empty",
+            f"连接成功，但模型“{model}”返回了空内容：密钥和地址可用，若写作时仍为空请换用其他模型。",
+            model,
+        )
+    if isinstance(error, LLMConnectionError):
+        return await _diagnose_network(url, model)
+    if isinstance(error, LLMConfigError):
+        return result("no_key", error.message)
+    return result("error", str(error))
+
+
+async def _diagnose_network(url: str, model: str) -> ConnectionResult:
+    """Which step of reaching ``url`` fails: the name lookup, the TCP connect, or what comes after."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    where = f"{host}:{port}"
+    loop = asyncio.get_running_loop()
+    try:
+        await asyncio.wait_for(loop.getaddrinfo(host, port, type=socket.SOCK_STREAM), DIAGNOSE_TIMEOUT_S)
+    except (socket.gaierror, UnicodeError):
+        return ConnectionResult(
+            False,
+            "dns",
+            f"找不到服务器“{host}”（域名解析失败）：请检查 Base URL 是否拼写正确，以及网络是否可用。",
+            model,
+        )
+    except TimeoutError:
+        return ConnectionResult(False, "dns", f"解析域名“{host}”超时：请检查网络连接或 DNS 设置。", model)
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), DIAGNOSE_TIMEOUT_S)
+    except ConnectionRefusedError:
+        return ConnectionResult(
+            False,
+            "refused",
+            f"{where} 拒绝连接：这个地址和端口上没有运行服务。请检查 Base URL 的端口，"
+            "或确认本地服务已经启动。",
+            model,
+        )
+    except TimeoutError:
+        return ConnectionResult(
+            False,
+            "timeout",
+            f"连接 {where} 超时：网络不通、被防火墙拦截，或需要设置代理。",
+            model,
+        )
+    except OSError as exc:
+        return ConnectionResult(
+            False,
+            "network",
+            f"无法连接 {where}（{exc.strerror or exc.__class__.__name__}）：请检查网络、代理和 Base URL。",
+            model,
+        )
+    writer.close()
+    with contextlib.suppress(OSError):
+        await writer.wait_closed()
+    scheme_hint = "（https 地址是否误写成了 http，或反过来？）"
+    return ConnectionResult(
+        False,
+        "network",
+        f"能连上 {where}，但请求在中途失败{scheme_hint}：可能是代理或 TLS 证书问题，"
+        "或这个地址不是 Anthropic 兼容接口。",
+        model,
+    )
