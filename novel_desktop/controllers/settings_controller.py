@@ -36,8 +36,15 @@ from novel_desktop.llm.providers import get_preset
 from novel_desktop.llm.roles import AgentRole
 from novel_desktop.llm.secrets import get_api_key
 from novel_desktop.llm.settings import LLMSettings
+from novel_desktop.ui.i18n import tr
 
 log = logging.getLogger(__name__)
+
+
+def _t(template: str, **values: object) -> str:
+    """``template`` in the UI language with ``values`` filled in (the catalogue holds the templates)."""
+    return tr(template).format(**values)
+
 
 #: The role the test call is made for: a cheap one, and any scripted fake server answers it by default.
 TEST_ROLE = AgentRole.summarizer
@@ -69,20 +76,23 @@ def base_url_problem(url: str) -> str | None:
     """Why ``url`` cannot be a Messages API base URL (Chinese), or None when it looks right."""
     text = url.strip()
     if not text:
-        return "服务地址（Base URL）不能为空。"
+        return _t("服务地址（Base URL）不能为空。")
     parts = urlsplit(text)
     if parts.scheme not in ("http", "https"):
-        return f"服务地址“{text}”格式不对：应以 https:// 或 http:// 开头，例如 https://api.anthropic.com。"
+        return _t(
+            "服务地址“{url}”格式不对：应以 https:// 或 http:// 开头，例如 https://api.anthropic.com。",
+            url=text,
+        )
     if not parts.hostname:
-        return f"服务地址“{text}”缺少主机名，例如 https://api.anthropic.com。"
+        return _t("服务地址“{url}”缺少主机名，例如 https://api.anthropic.com。", url=text)
     try:
         _ = parts.port
     except ValueError:
-        return f"服务地址“{text}”中的端口号无效。"
+        return _t("服务地址“{url}”中的端口号无效。", url=text)
     if any(ch.isspace() for ch in text):
-        return f"服务地址“{text}”中不能有空格。"
+        return _t("服务地址“{url}”中不能有空格。", url=text)
     if parts.query or parts.fragment:
-        return f"服务地址“{text}”不应带 ? 或 # 后的部分，只填到路径为止。"
+        return _t("服务地址“{url}”不应带 ? 或 # 后的部分，只填到路径为止。", url=text)
     return None
 
 
@@ -113,10 +123,12 @@ async def check_connection(
     ``api_key`` is what the author typed; when it is empty the stored key (environment or keyring) is
     used. Never raises except ``asyncio.CancelledError``; the key never appears in the result.
     """
-    name = get_preset(provider).display_name
+    name = tr(get_preset(provider).display_name)
     model = model.strip()
     if not model:
-        return ConnectionResult(False, "bad_request", "模型名称为空：请先在“模型”页为各角色填写模型名称。")
+        return ConnectionResult(
+            False, "bad_request", _t("模型名称为空：请先在“模型”页为各角色填写模型名称。")
+        )
     problem = base_url_problem(base_url)
     if problem:
         return ConnectionResult(False, "bad_url", problem, model)
@@ -125,8 +137,12 @@ async def check_connection(
         return ConnectionResult(
             False,
             "no_key",
-            f"还没有 {name} 的 API Key：请在上方“API Key”中填写（{get_preset(provider).key_help}），"
-            "或设置环境变量 ANTHROPIC_API_KEY。",
+            _t(
+                "还没有 {name} 的 API Key：请在上方“API Key”中填写（{key_help}）"
+                "，或设置环境变量 ANTHROPIC_API_KEY。",
+                name=name,
+                key_help=tr(get_preset(provider).key_help),
+            ),
             model,
         )
     url = base_url.strip().rstrip("/")
@@ -152,8 +168,12 @@ async def check_connection(
         return ConnectionResult(
             False,
             "not_anthropic",
-            f"{url} 有响应，但返回的不是 Anthropic Messages API 格式：这个地址可能不是 Anthropic 兼容接口"
-            "（例如填成了 OpenAI 兼容地址）。请核对服务商文档中的 Anthropic 兼容 Base URL。",
+            _t(
+                "{url} 有响应，但返回的不是 Anthropic Messages API 格式："
+                "这个地址可能不是 Anthropic 兼容接口（例如填成了 OpenAI 兼容地址）"
+                "。请核对服务商文档中的 Anthropic 兼容 Base URL。",
+                url=url,
+            ),
             model,
         )
     finally:
@@ -162,7 +182,12 @@ async def check_connection(
     return ConnectionResult(
         True,
         "ok",
-        f"连接成功：{name} 的模型 {response.model} 已回复，用时 {latency} 毫秒。",
+        _t(
+            "连接成功：{name} 的模型 {model} 已回复，用时 {latency} 毫秒。",
+            name=name,
+            model=response.model,
+            latency=latency,
+        ),
         response.model,
         latency,
     )
@@ -175,7 +200,7 @@ def _mentions_model(text: str) -> bool:
 
 async def _explain(error: LLMError, *, name: str, url: str, model: str) -> ConnectionResult:
     said = error.provider_message
-    quoted = f"（服务商返回：{said}）" if said else ""
+    quoted = _t("（服务商返回：{said}）", said=said) if said else ""
     status = error.status_code
 
     def result(kind: str, message: str) -> ConnectionResult:
@@ -184,59 +209,104 @@ async def _explain(error: LLMError, *, name: str, url: str, model: str) -> Conne
     if isinstance(error, LLMAuthError):
         return result(
             "auth",
-            f"API Key 被拒绝（{status or 401}）：密钥错误、已过期、已被删除，或不是 {name} 的密钥。"
-            f"请到服务商控制台复制正确的密钥后重试。{quoted}",
+            _t(
+                "API Key 被拒绝（{status}）：密钥错误、已过期、已被删除，"
+                "或不是 {name} 的密钥。请到服务商控制台复制正确的密钥后重试。{quoted}",
+                status=status or 401,
+                name=name,
+                quoted=quoted,
+            ),
         )
     if isinstance(error, LLMQuotaError):
         if status == 402 or "额度" in error.message or "余额" in error.message:
             return result(
                 "quota",
-                f"账户余额或额度不足（{status}）：请到 {name} 控制台充值或提高额度后重试。{quoted}",
+                _t(
+                    "账户余额或额度不足（{status}）：请到 {name} 控制台充值或提高额度后重试。{quoted}",
+                    status=status,
+                    name=name,
+                    quoted=quoted,
+                ),
             )
         return result(
             "rate_limit",
-            f"请求过于频繁（429），重试 {error.attempts} 次仍被限流：请稍等一分钟再测，"
-            f"或到服务商控制台查看速率限制与余额。{quoted}",
+            _t(
+                "请求过于频繁（429），共尝试 {attempts} 次仍被限流："
+                "请稍等一分钟再测，或到服务商控制台查看速率限制与余额。{quoted}",
+                attempts=error.attempts,
+                quoted=quoted,
+            ),
         )
     if isinstance(error, LLMOverloaded):
         return result(
             "overloaded",
-            f"{name} 的服务繁忙（529 过载），重试 {error.attempts} 次仍失败：密钥和地址没有问题，"
-            f"请稍后再试，或换用其他模型。{quoted}",
+            _t(
+                "{name} 的服务繁忙（529 过载），共尝试 {attempts} 次仍失败："
+                "密钥和地址没有问题，请稍后再试，或换用其他模型。{quoted}",
+                name=name,
+                attempts=error.attempts,
+                quoted=quoted,
+            ),
         )
     if isinstance(error, LLMBadRequest):
         if status in (400, 404) and said and _mentions_model(said):
             return result(
                 "unknown_model",
-                f"模型“{model}”不可用（{status}）：{name} 不认识这个模型名称，或你的账户无权使用它。"
-                f"请在“模型”页改成服务商文档中的模型名称。{quoted}",
+                _t(
+                    "模型“{model}”不可用（{status}）：{name} 不认识这个模型名称，"
+                    "或你的账户无权使用它。请在“模型”页改成服务商文档中的模型名称。{quoted}",
+                    model=model,
+                    status=status,
+                    name=name,
+                    quoted=quoted,
+                ),
             )
         if status in (404, 405):
             return result(
                 "not_anthropic",
-                f"服务地址不对（{status}）：{url}/v1/messages 不存在，这个地址不是 Anthropic 兼容接口。"
-                f"请核对 Base URL（例如 {name} 的预设地址）。{quoted}",
+                _t(
+                    "服务地址不对（{status}）：{url}/v1/messages 不存在，这个地址不是 Anthropic 兼容接口。"
+                    "请核对 Base URL（例如 {name} 的预设地址）。{quoted}",
+                    status=status,
+                    url=url,
+                    name=name,
+                    quoted=quoted,
+                ),
             )
         return result(
             "bad_request",
-            f"请求被拒绝（{status}）：请检查模型名称“{model}”与服务地址。{quoted}",
+            _t(
+                "请求被拒绝（{status}）：请检查模型名称“{model}”与服务地址。{quoted}",
+                status=status,
+                model=model,
+                quoted=quoted,
+            ),
         )
     if isinstance(error, LLMServerError):
         return result(
             "server",
-            f"{name} 的服务内部出错（{status}），重试 {error.attempts} 次仍失败：请稍后再试。{quoted}",
+            _t(
+                "{name} 的服务内部出错（{status}），共尝试 {attempts} 次仍失败：请稍后再试。{quoted}",
+                name=name,
+                status=status,
+                attempts=error.attempts,
+                quoted=quoted,
+            ),
         )
     if isinstance(error, LLMTimeout):
         return result(
             "timeout",
-            f"{url} 在规定时间内没有完成回复：网络太慢或服务没有响应。请检查网络与代理后重试。",
+            _t("{url} 在规定时间内没有完成回复：网络太慢或服务没有响应。请检查网络与代理后重试。", url=url),
         )
     if isinstance(error, LLMEmptyResponse):
         # The key, address and model all work; only the content was empty, which a test does not need.
         return ConnectionResult(
             True,
             "empty",
-            f"连接成功，但模型“{model}”返回了空内容：密钥和地址可用，若写作时仍为空请换用其他模型。",
+            _t(
+                "连接成功，但模型“{model}”返回了空内容：密钥和地址可用，若写作时仍为空请换用其他模型。",
+                model=model,
+            ),
             model,
         )
     if isinstance(error, LLMConnectionError):
@@ -259,43 +329,59 @@ async def _diagnose_network(url: str, model: str) -> ConnectionResult:
         return ConnectionResult(
             False,
             "dns",
-            f"找不到服务器“{host}”（域名解析失败）：请检查 Base URL 是否拼写正确，以及网络是否可用。",
+            _t(
+                "找不到服务器“{host}”（域名解析失败）：请检查 Base URL 是否拼写正确，以及网络是否可用。",
+                host=host,
+            ),
             model,
         )
     except TimeoutError:
-        return ConnectionResult(False, "dns", f"解析域名“{host}”超时：请检查网络连接或 DNS 设置。", model)
+        return ConnectionResult(
+            False, "dns", _t("解析域名“{host}”超时：请检查网络连接或 DNS 设置。", host=host), model
+        )
     try:
         _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), DIAGNOSE_TIMEOUT_S)
     except ConnectionRefusedError:
         return ConnectionResult(
             False,
             "refused",
-            f"{where} 拒绝连接：这个地址和端口上没有运行服务。请检查 Base URL 的端口，"
-            "或确认本地服务已经启动。",
+            _t(
+                "{where} 拒绝连接：这个地址和端口上没有运行服务。"
+                "请检查 Base URL 的端口，或确认本地服务已经启动。",
+                where=where,
+            ),
             model,
         )
     except TimeoutError:
         return ConnectionResult(
             False,
             "timeout",
-            f"连接 {where} 超时：网络不通、被防火墙拦截，或需要设置代理。",
+            _t("连接 {where} 超时：网络不通、被防火墙拦截，或需要设置代理。", where=where),
             model,
         )
     except OSError as exc:
         return ConnectionResult(
             False,
             "network",
-            f"无法连接 {where}（{exc.strerror or exc.__class__.__name__}）：请检查网络、代理和 Base URL。",
+            _t(
+                "无法连接 {where}（{strerror}）：请检查网络、代理和 Base URL。",
+                where=where,
+                strerror=exc.strerror or exc.__class__.__name__,
+            ),
             model,
         )
     writer.close()
     with contextlib.suppress(OSError):
         await writer.wait_closed()
-    scheme_hint = "（https 地址是否误写成了 http，或反过来？）"
+    scheme_hint = _t("（https 地址是否误写成了 http，或反过来？）")
     return ConnectionResult(
         False,
         "network",
-        f"能连上 {where}，但请求在中途失败{scheme_hint}：可能是代理或 TLS 证书问题，"
-        "或这个地址不是 Anthropic 兼容接口。",
+        _t(
+            "能连上 {where}，但请求在中途失败{scheme_hint}："
+            "可能是代理或 TLS 证书问题，或这个地址不是 Anthropic 兼容接口。",
+            where=where,
+            scheme_hint=scheme_hint,
+        ),
         model,
     )

@@ -1,0 +1,444 @@
+"""The settings dialog: what OK saves (and where the key goes), what Cancel and bad input do not save, and
+测试连接 against the fake Messages API server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import keyring
+import pytest
+import qasync
+from keyring.backend import KeyringBackend
+from keyring.errors import PasswordDeleteError
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLineEdit
+from pytestqt.qtbot import QtBot
+
+from novel_desktop.config import load_app_settings
+from novel_desktop.llm.providers import PRESETS
+from novel_desktop.llm.roles import AgentRole
+from novel_desktop.llm.secrets import KEYRING_SERVICE
+from novel_desktop.llm.settings import LLMSettings, RetrySettings, load_settings, save_settings
+from novel_desktop.paths import user_config_dir
+from novel_desktop.ui.settings_dialog import SettingsDialog
+from tests.fakes.anthropic_server import FakeAnthropicServer, Reply
+
+KEY = "sk-ant-secret-0123456789abcdef"
+
+
+class MemoryKeyring(KeyringBackend):
+    priority = 1  # type: ignore[assignment]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.store: dict[tuple[str, str], str] = {}
+
+    def get_password(self, service: str, username: str) -> str | None:
+        return self.store.get((service, username))
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        self.store[(service, username)] = password
+
+    def delete_password(self, service: str, username: str) -> None:
+        if (service, username) not in self.store:
+            raise PasswordDeleteError("not found")
+        del self.store[(service, username)]
+
+
+@pytest.fixture(autouse=True)
+def memory_keyring() -> Iterator[MemoryKeyring]:
+    """No test touches the real OS keyring."""
+    previous = keyring.get_keyring()
+    backend = MemoryKeyring()
+    keyring.set_keyring(backend)
+    yield backend
+    keyring.set_keyring(previous)
+
+
+@pytest.fixture
+def open_dialog(qtbot: QtBot) -> Callable[[], SettingsDialog]:
+    def make() -> SettingsDialog:
+        dialog = SettingsDialog()
+        qtbot.addWidget(dialog)
+        dialog.show()
+        return dialog
+
+    return make
+
+
+def _press(qtbot: QtBot, dialog: SettingsDialog, which: QDialogButtonBox.StandardButton) -> None:
+    qtbot.mouseClick(dialog.buttons.button(which), Qt.MouseButton.LeftButton)
+
+
+def _config_files() -> dict[Path, str]:
+    root = user_config_dir()
+    if not root.exists():
+        return {}
+    return {p: p.read_text(encoding="utf-8", errors="replace") for p in root.rglob("*") if p.is_file()}
+
+
+def _price_row(dialog: SettingsDialog, model: str) -> int:
+    for row in range(dialog.prices_table.rowCount()):
+        item = dialog.prices_table.item(row, 0)
+        if item is not None and item.text() == model:
+            return row
+    raise AssertionError(f"no price row for {model}")
+
+
+def _set_cell(dialog: SettingsDialog, row: int, column: int, text: str) -> None:
+    item = dialog.prices_table.item(row, column)
+    assert item is not None
+    item.setText(text)
+
+
+# ---------------------------------------------------------------------------------------------- saving
+def test_ok_saves_models_prices_and_language_and_the_key_only_to_the_keyring(
+    qtbot: QtBot, open_dialog: Callable[[], SettingsDialog], memory_keyring: MemoryKeyring
+) -> None:
+    dialog = open_dialog()
+    dialog.set_model(AgentRole.chapter_writer, "claude-haiku-4-5")
+    _set_cell(dialog, _price_row(dialog, "claude-haiku-4-5"), 2, "4.5")
+    row = dialog._add_price_row("my-local-model", None)
+    _set_cell(dialog, row, 1, "0.5")
+    dialog.language_combo.setCurrentIndex(dialog.language_combo.findData("en"))
+    dialog.key_edit.clear()
+    qtbot.keyClicks(dialog.key_edit, KEY)
+
+    _press(qtbot, dialog, QDialogButtonBox.StandardButton.Ok)
+
+    assert dialog.result() == QDialog.DialogCode.Accepted
+    saved, problem = load_settings()
+    assert problem is None
+    assert saved.model_for(AgentRole.chapter_writer) == "claude-haiku-4-5"
+    assert saved.model_for(AgentRole.reviser) == "claude-opus-4-6"
+    assert saved.prices["claude-haiku-4-5"].output == 4.5
+    assert saved.prices["my-local-model"].input == 0.5
+    assert saved.prices["my-local-model"].output == 0
+    assert load_app_settings().language == "en"
+    assert memory_keyring.store[(KEYRING_SERVICE, "anthropic")] == KEY
+    files = _config_files()
+    assert files, "OK wrote the settings files"
+    for path, content in files.items():
+        assert KEY not in content, f"the API key leaked into {path}"
+
+
+def test_the_key_is_masked_until_the_author_asks_to_see_it(
+    qtbot: QtBot, open_dialog: Callable[[], SettingsDialog], memory_keyring: MemoryKeyring
+) -> None:
+    memory_keyring.store[(KEYRING_SERVICE, "anthropic")] = KEY
+    dialog = open_dialog()
+    assert dialog.key_edit.echoMode() == QLineEdit.EchoMode.Password
+    assert dialog.key_edit.displayText() != KEY
+    assert "钥匙串" in dialog.key_note.text()
+    qtbot.mouseClick(dialog.show_key_button, Qt.MouseButton.LeftButton)
+    assert dialog.key_edit.displayText() == KEY
+    qtbot.mouseClick(dialog.show_key_button, Qt.MouseButton.LeftButton)
+    assert dialog.key_edit.echoMode() == QLineEdit.EchoMode.Password
+
+
+def test_a_key_from_the_environment_is_named_and_not_shown(
+    open_dialog: Callable[[], SettingsDialog], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    dialog = open_dialog()
+    assert "ANTHROPIC_API_KEY" in dialog.key_note.text()
+    assert dialog.key_edit.text() == ""
+
+
+def test_clearing_a_saved_key_deletes_it_from_the_keyring(
+    qtbot: QtBot, open_dialog: Callable[[], SettingsDialog], memory_keyring: MemoryKeyring
+) -> None:
+    memory_keyring.store[(KEYRING_SERVICE, "anthropic")] = KEY
+    dialog = open_dialog()
+    dialog.key_edit.clear()
+    _press(qtbot, dialog, QDialogButtonBox.StandardButton.Ok)
+    assert (KEYRING_SERVICE, "anthropic") not in memory_keyring.store
+
+
+def test_cancel_changes_nothing(
+    qtbot: QtBot, open_dialog: Callable[[], SettingsDialog], memory_keyring: MemoryKeyring
+) -> None:
+    dialog = open_dialog()
+    dialog.set_model(AgentRole.chapter_writer, "something-else")
+    dialog.language_combo.setCurrentIndex(dialog.language_combo.findData("en"))
+    qtbot.keyClicks(dialog.key_edit, KEY)
+    _press(qtbot, dialog, QDialogButtonBox.StandardButton.Cancel)
+    assert dialog.result() == QDialog.DialogCode.Rejected
+    assert _config_files() == {}
+    assert memory_keyring.store == {}
+
+
+def test_switching_the_provider_brings_its_address_models_and_key(
+    open_dialog: Callable[[], SettingsDialog], memory_keyring: MemoryKeyring
+) -> None:
+    memory_keyring.store[(KEYRING_SERVICE, "deepseek")] = "sk-deepseek"
+    dialog = open_dialog()
+    dialog.provider_combo.setCurrentIndex(dialog.provider_combo.findData("deepseek"))
+    assert dialog.base_url_edit.text() == PRESETS["deepseek"].base_url
+    assert dialog.models()[AgentRole.chapter_writer] == "deepseek-chat"
+    assert dialog.models()[AgentRole.reviser] == "deepseek-reasoner"
+    assert dialog.key_edit.text() == "sk-deepseek"
+    assert "deepseek-chat" in dialog.test_model_label.text()
+
+
+def test_a_typed_address_survives_a_provider_switch_and_is_saved(
+    qtbot: QtBot, open_dialog: Callable[[], SettingsDialog]
+) -> None:
+    dialog = open_dialog()
+    dialog.base_url_edit.setText("http://127.0.0.1:9000/anthropic")
+    dialog.provider_combo.setCurrentIndex(dialog.provider_combo.findData("custom"))
+    assert dialog.base_url_edit.text() == "http://127.0.0.1:9000/anthropic"
+    _press(qtbot, dialog, QDialogButtonBox.StandardButton.Ok)
+    saved = load_settings().settings
+    assert saved.provider == "custom"
+    assert saved.base_url == "http://127.0.0.1:9000/anthropic"
+
+
+@pytest.mark.parametrize(
+    ("change", "tab", "words"),
+    [
+        (lambda d: d.set_model(AgentRole.summarizer, "  "), 1, ["摘要", "不能为空"]),
+        (lambda d: _set_cell(d, _price_row(d, "glm-4.6"), 1, "-1"), 2, ["glm-4.6", "输入", "负数"]),
+        (lambda d: _set_cell(d, _price_row(d, "glm-4.6"), 3, "abc"), 2, ["glm-4.6", "缓存写入", "不是数字"]),
+        (lambda d: d.base_url_edit.setText("api.anthropic.com"), 0, ["https://", "格式不对"]),
+        (lambda d: d.base_url_edit.setText("https://"), 0, ["缺少主机名"]),
+    ],
+    ids=["empty-model", "negative-price", "price-not-a-number", "url-without-scheme", "url-without-host"],
+)
+def test_bad_input_is_explained_and_nothing_is_saved(
+    qtbot: QtBot,
+    open_dialog: Callable[[], SettingsDialog],
+    memory_keyring: MemoryKeyring,
+    change: Callable[[SettingsDialog], None],
+    tab: int,
+    words: list[str],
+) -> None:
+    dialog = open_dialog()
+    qtbot.keyClicks(dialog.key_edit, KEY)
+    change(dialog)
+    _press(qtbot, dialog, QDialogButtonBox.StandardButton.Ok)
+    assert dialog.isVisible(), "the dialog stays open so the author can fix it"
+    assert dialog.error_label.isVisible()
+    for word in words:
+        assert word in dialog.error_label.text()
+    assert dialog.tabs.currentIndex() == tab
+    assert _config_files() == {}
+    assert memory_keyring.store == {}
+
+
+def test_no_keyring_says_so_and_saves_nothing(
+    qtbot: QtBot, open_dialog: Callable[[], SettingsDialog]
+) -> None:
+    from keyring.backends.fail import Keyring as FailKeyring
+
+    keyring.set_keyring(FailKeyring())  # the autouse fixture restores the previous backend
+    dialog = open_dialog()
+    qtbot.keyClicks(dialog.key_edit, KEY)
+    _press(qtbot, dialog, QDialogButtonBox.StandardButton.Ok)
+    assert dialog.isVisible()
+    assert "钥匙串" in dialog.error_label.text()
+    assert "ANTHROPIC_API_KEY" in dialog.error_label.text()
+    assert KEY not in dialog.error_label.text()
+    assert _config_files() == {}
+
+
+def test_edit_returns_whether_the_author_saved(qtbot: QtBot, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(SettingsDialog, "exec", lambda self: QDialog.DialogCode.Rejected)
+    assert SettingsDialog.edit(None) is False
+    monkeypatch.setattr(SettingsDialog, "exec", lambda self: QDialog.DialogCode.Accepted)
+    assert SettingsDialog.edit(None) is True
+
+
+# ---------------------------------------------------------------------------------------------- 测试连接
+@pytest.fixture
+def fast_retries() -> None:
+    """Saved settings with millisecond backoff, so the 529 test retries quickly."""
+    save_settings(LLMSettings(retry=RetrySettings(max_attempts=3, base_backoff_s=0.001, max_backoff_s=0.01)))
+
+
+@pytest.fixture
+def server() -> Iterator[FakeAnthropicServer]:
+    with FakeAnthropicServer(api_key=KEY) as s:
+        yield s
+
+
+def _run_test(qloop: qasync.QEventLoop, qtbot: QtBot, dialog: SettingsDialog) -> str:
+    qtbot.mouseClick(dialog.test_button, Qt.MouseButton.LeftButton)
+    assert dialog.connection_task is not None
+    qloop.run_until_complete(dialog.connection_task)
+    assert dialog.result_label.isVisible()
+    return dialog.result_label.text()
+
+
+def _point_at(dialog: SettingsDialog, url: str, key: str = KEY) -> None:
+    dialog.provider_combo.setCurrentIndex(dialog.provider_combo.findData("custom"))
+    dialog.base_url_edit.setText(url)
+    dialog.key_edit.setText(key)
+
+
+@pytest.mark.usefixtures("fast_retries")
+def test_connection_success_names_the_model_and_the_time(
+    qloop: qasync.QEventLoop,
+    qtbot: QtBot,
+    open_dialog: Callable[[], SettingsDialog],
+    server: FakeAnthropicServer,
+    memory_keyring: MemoryKeyring,
+) -> None:
+    dialog = open_dialog()
+    _point_at(dialog, server.base_url)
+    dialog.set_model(AgentRole.chapter_writer, "claude-sonnet-4-6")
+    text = _run_test(qloop, qtbot, dialog)
+    assert "连接成功" in text
+    assert "claude-sonnet-4-6" in text
+    assert "毫秒" in text
+    request = server.requests[-1]
+    assert request.body["model"] == "claude-sonnet-4-6"
+    assert request.body["max_tokens"] <= 16
+    assert dialog.test_button.isEnabled()
+    # Testing is not saving: the key stays out of the keyring until OK.
+    assert memory_keyring.store == {}
+
+
+@pytest.mark.usefixtures("fast_retries")
+def test_connection_with_a_wrong_key_says_the_key_was_refused(
+    qloop: qasync.QEventLoop,
+    qtbot: QtBot,
+    open_dialog: Callable[[], SettingsDialog],
+    server: FakeAnthropicServer,
+) -> None:
+    dialog = open_dialog()
+    _point_at(dialog, server.base_url, key="sk-wrong")
+    text = _run_test(qloop, qtbot, dialog)
+    assert "API Key 被拒绝" in text
+    assert "401" in text
+    assert "sk-wrong" not in text
+
+
+@pytest.mark.usefixtures("fast_retries")
+def test_connection_when_overloaded_says_529_after_the_retries(
+    qloop: qasync.QEventLoop,
+    qtbot: QtBot,
+    open_dialog: Callable[[], SettingsDialog],
+    server: FakeAnthropicServer,
+) -> None:
+    server.script("*", Reply.overloaded(), Reply.overloaded(), Reply.overloaded())
+    dialog = open_dialog()
+    _point_at(dialog, server.base_url)
+    text = _run_test(qloop, qtbot, dialog)
+    assert "529" in text
+    assert "繁忙" in text
+    assert "共尝试 3 次" in text
+    assert len(server.requests) == 3
+
+
+@pytest.mark.usefixtures("fast_retries")
+def test_connection_to_a_closed_port_says_nothing_listens_there(
+    qloop: qasync.QEventLoop, qtbot: QtBot, open_dialog: Callable[[], SettingsDialog]
+) -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    dialog = open_dialog()
+    _point_at(dialog, f"http://127.0.0.1:{port}")
+    text = _run_test(qloop, qtbot, dialog)
+    assert f"127.0.0.1:{port}" in text
+    assert "拒绝连接" in text
+
+
+@pytest.mark.usefixtures("fast_retries")
+def test_connection_to_an_address_that_is_not_a_messages_api_says_so(
+    qloop: qasync.QEventLoop,
+    qtbot: QtBot,
+    open_dialog: Callable[[], SettingsDialog],
+    server: FakeAnthropicServer,
+) -> None:
+    dialog = open_dialog()
+    _point_at(dialog, server.base_url + "/openai")
+    text = _run_test(qloop, qtbot, dialog)
+    assert "不是 Anthropic 兼容接口" in text
+
+
+@pytest.mark.usefixtures("fast_retries")
+def test_connection_with_an_unknown_model_names_the_model(
+    qloop: qasync.QEventLoop,
+    qtbot: QtBot,
+    open_dialog: Callable[[], SettingsDialog],
+    server: FakeAnthropicServer,
+) -> None:
+    server.script("*", Reply.http_error(404, message="model: claude-nonexistent"))
+    dialog = open_dialog()
+    _point_at(dialog, server.base_url)
+    dialog.set_model(AgentRole.chapter_writer, "claude-nonexistent")
+    text = _run_test(qloop, qtbot, dialog)
+    assert "模型“claude-nonexistent”不可用" in text
+
+
+def test_connection_without_a_key_says_where_to_put_one(
+    qloop: qasync.QEventLoop, qtbot: QtBot, open_dialog: Callable[[], SettingsDialog]
+) -> None:
+    dialog = open_dialog()
+    dialog.key_edit.clear()
+    text = _run_test(qloop, qtbot, dialog)
+    assert "还没有" in text
+    assert "API Key" in text
+
+
+@pytest.mark.usefixtures("fast_retries")
+def test_the_dialog_stays_responsive_and_shows_it_is_busy_while_testing(
+    qloop: qasync.QEventLoop,
+    qtbot: QtBot,
+    open_dialog: Callable[[], SettingsDialog],
+    server: FakeAnthropicServer,
+) -> None:
+    server.script("*", Reply("好" * 40, chunk_size=1, delay=0.05))
+    dialog = open_dialog()
+    _point_at(dialog, server.base_url)
+    qtbot.mouseClick(dialog.test_button, Qt.MouseButton.LeftButton)
+    task = dialog.connection_task
+    assert task is not None
+
+    async def until_the_request_arrives() -> None:
+        while not server.requests:
+            await asyncio.sleep(0.01)
+
+    qloop.run_until_complete(until_the_request_arrives())
+    assert not dialog.test_button.isEnabled()
+    assert "正在连接" in dialog.result_label.text()
+    # The dialog still handles input while the call is in flight.
+    dialog.language_combo.setCurrentIndex(1)
+    assert dialog.language_combo.currentData() == "en"
+    qloop.run_until_complete(task)
+    assert dialog.test_button.isEnabled()
+    assert "连接成功" in dialog.result_label.text()
+
+
+def test_closing_the_dialog_cancels_a_running_test(
+    qloop: qasync.QEventLoop,
+    qtbot: QtBot,
+    open_dialog: Callable[[], SettingsDialog],
+    server: FakeAnthropicServer,
+) -> None:
+    server.script("*", Reply("好" * 200, chunk_size=1, delay=0.05))
+    dialog = open_dialog()
+    _point_at(dialog, server.base_url)
+    qtbot.mouseClick(dialog.test_button, Qt.MouseButton.LeftButton)
+    task = dialog.connection_task
+    assert task is not None
+
+    async def until_the_request_arrives() -> None:
+        while not server.requests:
+            await asyncio.sleep(0.01)
+
+    qloop.run_until_complete(until_the_request_arrives())
+    dialog.reject()
+
+    async def settle() -> None:
+        await asyncio.gather(task, return_exceptions=True)
+
+    qloop.run_until_complete(settle())
+    assert task.cancelled()
+    assert json.dumps(_config_files(), default=str).find(KEY) == -1
