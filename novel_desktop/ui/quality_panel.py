@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError
 from PySide6.QtCharts import (
     QBarCategoryAxis,
     QBarSet,
@@ -125,10 +124,14 @@ def parse_evaluation(raw: dict[str, Any] | None) -> tuple[Evaluation | None, str
         return None, None
     try:
         return Evaluation.model_validate(raw), None
-    except ValidationError as exc:
-        first = exc.errors()[0] if exc.errors() else None
-        where = ".".join(str(p) for p in first["loc"]) if first else ""
-        return None, f"{where}: {first['msg']}" if first else str(exc)
+    except ValueError as exc:
+        # pydantic's ValidationError is a ValueError; it is caught as such because importing pydantic here,
+        # ahead of PySide6, trips PySide6's import hook over pydantic's lazy module attributes.
+        errors = exc.errors() if callable(getattr(exc, "errors", None)) else []  # type: ignore[attr-defined]
+        if errors:
+            where = ".".join(str(p) for p in errors[0]["loc"])
+            return None, f"{where}: {errors[0]['msg']}"
+        return None, str(exc)
 
 
 def _score_text(score: float) -> str:
