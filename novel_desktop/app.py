@@ -1,37 +1,203 @@
-"""The desktop application's entry point (``novel-desktop``)."""
+"""The desktop application's entry point (``novel-desktop``) and the composition root of the GUI.
+
+``novel-desktop [NOVEL] [--project P] [--lang zh|en] [--demo]`` opens the window on a qasync event loop, so
+the pipeline's coroutines and the widgets share one thread. ``--screenshot OUT.png [--view V] [--size WxH]``
+renders the window offscreen, saves the PNG and exits (for documentation and for looking at a change).
+"""
 
 from __future__ import annotations
 
+import argparse
+import asyncio
+import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from PySide6.QtWidgets import QMainWindow
+    from PySide6.QtWidgets import QApplication
+
+    from novel_desktop.ui.main_window import MainWindow
 
 APP_NAME = "novel_desktop"
+VIEWS = ("start", "editor", "outline", "storylines", "foreshadowing", "quality", "settings")
+DEFAULT_SIZE = (1600, 1000)
 
 
-def create_main_window() -> QMainWindow:
-    """The main window (the full writing workspace comes with the desktop issue)."""
-    from PySide6.QtCore import Qt
-    from PySide6.QtWidgets import QLabel, QMainWindow
+def parse_size(text: str) -> tuple[int, int]:
+    """``1600x1000`` → (1600, 1000); argparse turns a ValueError into a usage message."""
+    w, sep, h = text.lower().partition("x")
+    if not sep or not w.isdigit() or not h.isdigit() or int(w) < 320 or int(h) < 240:
+        raise argparse.ArgumentTypeError(f"尺寸应写成 宽x高，例如 1600x1000 (size as WxH): {text!r}")
+    return int(w), int(h)
 
-    window = QMainWindow()
-    window.setWindowTitle("novel_desktop — 网文长篇创作")
-    label = QLabel("欢迎使用 novel_desktop。\n用命令行 novel init 新建一部小说。")
-    label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-    window.setCentralWidget(label)
-    window.resize(1280, 800)
-    return window
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="novel-desktop", description="网文长篇创作 (novel_desktop)")
+    p.add_argument("novel", nargs="?", help="要打开的小说 (.novel) / the novel to open")
+    p.add_argument("--project", help="要打开的小说 (.novel) / the novel to open")
+    p.add_argument("--lang", choices=("zh", "en"), help="界面语言 / UI language")
+    p.add_argument("--demo", action="store_true", help="打开示例小说 / open the bundled demo novel")
+    p.add_argument(
+        "--screenshot", metavar="OUT.png", help="离屏渲染窗口并保存为 PNG 后退出 / render and exit"
+    )
+    p.add_argument(
+        "--view", choices=VIEWS, default="start", help="截图显示的页面 / what the screenshot shows"
+    )
+    p.add_argument("--size", type=parse_size, default=DEFAULT_SIZE, help="截图尺寸 WxH / screenshot size")
+    return p
+
+
+def _application(argv: Sequence[str]) -> QApplication:
+    from PySide6.QtWidgets import QApplication
+
+    from novel_desktop.ui.theme import apply_theme
+
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication(list(argv))
+    app.setApplicationName(APP_NAME)
+    app.setApplicationDisplayName("novel_desktop")
+    apply_theme(app)
+    return app
+
+
+def _select_language(lang: str | None) -> None:
+    from novel_desktop.config import load_app_settings
+    from novel_desktop.ui.i18n import set_language
+
+    set_language(lang or load_app_settings().language)
+
+
+def _demo_novel() -> Path:
+    """Hook for ``--demo``: a fresh copy of the bundled demo novel under the user's data folder."""
+    from novel_desktop.demo import demo_copy
+
+    return demo_copy()
+
+
+def create_main_window() -> MainWindow:
+    """The main window with no novel open (its start page)."""
+    from novel_desktop.ui.main_window import MainWindow
+
+    return MainWindow()
+
+
+# ---------------------------------------------------------------------------------------------- screenshot
+def render_screenshot(
+    out: str | Path,
+    *,
+    project: str | Path | None = None,
+    view: str = "start",
+    size: tuple[int, int] = DEFAULT_SIZE,
+    language: str | None = None,
+) -> Path:
+    """Render the window at ``size`` showing ``view`` (of ``project``, if given) and save it as a PNG."""
+    from PySide6.QtCore import QRect, Qt
+    from PySide6.QtGui import QColor, QPainter
+    from PySide6.QtWidgets import QApplication
+
+    from novel_desktop.ui.main_window import MainWindow
+
+    app = _application([sys.argv[0]])
+    _select_language(language)
+    window = MainWindow()
+    window.resize(*size)
+    try:
+        if project is not None and not window.open_novel(project, remember=False):
+            raise SystemExit(f"无法打开 {project} (cannot open the novel)")
+        window.show()
+        _settle(app)
+        dialog = None
+        if view == "start":
+            window.show_start_page()
+        elif view in ("editor", "quality"):
+            window.show_workspace()
+            if view == "quality":
+                window.quality_dock.show()
+                window.resizeDocks([window.quality_dock], [int(size[0] * 0.32)], Qt.Orientation.Horizontal)
+        elif view in ("outline", "storylines", "foreshadowing"):
+            window.open_view(view)
+        elif view == "settings":
+            from novel_desktop.ui.settings_dialog import SettingsDialog
+
+            window.show_workspace() if window.project.is_open else window.show_start_page()
+            dialog = SettingsDialog(window)
+            dialog.show()
+        _settle(app)
+        image = window.grab().toImage()
+        if dialog is not None:
+            # A dialog is its own top-level window offscreen: draw it over the dimmed window, centred.
+            _settle(app)
+            shot = dialog.grab()
+            painter = QPainter(image)
+            painter.fillRect(image.rect(), QColor(0, 0, 0, 70))
+            x = max(0, (image.width() - shot.width()) // 2)
+            y = max(0, (image.height() - shot.height()) // 2)
+            painter.drawPixmap(QRect(x, y, shot.width(), shot.height()), shot)
+            painter.end()
+            dialog.close()
+        path = Path(out)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not image.save(str(path), b"PNG"):
+            raise OSError(f"无法写入 {path} (cannot write the PNG)")
+        return path
+    finally:
+        window.project.close()
+        window.hide()
+        window.deleteLater()
+        QApplication.processEvents()
+
+
+def _settle(app: QApplication) -> None:
+    """Let layouts, resizes and first paints happen before grabbing."""
+    for _ in range(5):
+        app.processEvents()
+
+
+# ---------------------------------------------------------------------------------------------- the app
+async def run_window(window: MainWindow) -> int:
+    """Show the window and run until it is closed; then cancel what runs and release the lock."""
+    from PySide6.QtWidgets import QApplication
+
+    closed = asyncio.Event()
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    app.lastWindowClosed.connect(closed.set)
+    window.show()
+    window.pipeline.warm_up()  # the slow imports load in worker threads while the author looks around
+    await closed.wait()
+    await window.shutdown()
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from PySide6.QtWidgets import QApplication
+    args = build_parser().parse_args(list(argv) if argv is not None else sys.argv[1:])
+    if args.screenshot:
+        # Rendering needs no screen: offscreen unless the caller chose a platform.
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+        render_screenshot(
+            args.screenshot,
+            project=args.project or args.novel,
+            view=args.view,
+            size=args.size,
+            language=args.lang,
+        )
+        return 0
 
-    args = list(argv) if argv is not None else sys.argv
-    app = QApplication.instance() or QApplication(args)
-    app.setApplicationName(APP_NAME)
-    window = create_main_window()
-    window.show()
-    return int(app.exec())
+    import qasync
+
+    from novel_desktop.ui.main_window import MainWindow
+
+    _application([sys.argv[0]])
+    _select_language(args.lang)
+    window = MainWindow()
+    path = args.project or args.novel
+    if args.demo:
+        path = str(_demo_novel())
+    if path:
+        window.open_novel(path)
+    else:
+        window.show_start_page()
+    with asyncio.Runner(loop_factory=qasync.QEventLoop) as runner:
+        return runner.run(run_window(window))

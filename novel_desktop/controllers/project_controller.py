@@ -9,12 +9,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
 from novel_desktop.storage import layout, lock
 from novel_desktop.storage.store import ChapterInfo, NovelStore, RevisionInfo, StatusReport
+
+if TYPE_CHECKING:
+    from novel_desktop.analysis.ai_phrases import PhraseEntry
+    from novel_desktop.pipeline.orchestrator import Recommendation
+    from novel_desktop.storage.book_export import ExportResult
+    from novel_desktop.storage.manuscript_import import ImportSummary
 
 
 class ProjectController(QObject):
@@ -147,6 +153,62 @@ class ProjectController(QObject):
     def staged_text(self, number: int) -> str | None:
         """The uncommitted text of an in-flight chapter, if any."""
         return self.store.staging(layout.chapter_path(number))
+
+    def chapter_scores(self) -> dict[int, float]:
+        """Every evaluated chapter's overall score, in one query (the tree shows 500 chapters)."""
+        from sqlmodel import Session, select
+
+        from novel_desktop.storage.tables import EvaluationRow
+
+        with Session(self.store.engine) as s:
+            rows = s.exec(select(EvaluationRow.chapter, EvaluationRow.overall))
+            return {int(n): float(o) for n, o in rows if o is not None}
+
+    def chapter_texts(self) -> dict[int, str]:
+        """The current text of every chapter, in one query (find/replace across the novel)."""
+        from sqlmodel import Session, col, select
+
+        from novel_desktop.storage.tables import ChapterRevisionRow, ChapterRow
+
+        with Session(self.store.engine) as s:
+            rows = s.exec(
+                select(ChapterRow.number, ChapterRevisionRow.content)
+                .join(ChapterRevisionRow, col(ChapterRevisionRow.id) == col(ChapterRow.current_revision_id))
+                .order_by(col(ChapterRow.number))
+            )
+            return {int(n): str(c) for n, c in rows}
+
+    def ai_phrases(self) -> list[PhraseEntry]:
+        """The AI phrases in force for this novel: the shipped list with the novel's ai-blacklist applied."""
+        from novel_desktop.analysis.ai_phrases import load_default_phrases, phrases_for_novel
+
+        if not self.is_open:
+            return load_default_phrases()
+        return phrases_for_novel(self.document_json("ai-blacklist.json"))
+
+    def recommendation(self) -> Recommendation:
+        """What ``/novel:start`` recommends now (the same logic as ``novel start``); "create" when closed."""
+        from novel_desktop.pipeline.orchestrator import recommend
+
+        return recommend(self._store)
+
+    def export_book(self, out_path: str | Path, fmt: str) -> ExportResult:
+        """Export the whole novel as ``fmt`` (txt, md, epub, docx). Raises ExportError."""
+        from novel_desktop.storage.book_export import export_book
+
+        return export_book(self.store, out_path, fmt)
+
+    @staticmethod
+    def import_manuscript(source: str | Path, target: str | Path, *, title: str) -> ImportSummary:
+        """Split a manuscript (txt/docx/epub) into chapters and create the novel ``target`` from it."""
+        from novel_desktop.analysis.manuscript import read_manuscript, split_manuscript
+        from novel_desktop.storage.manuscript_import import import_manuscript
+
+        manuscript = read_manuscript(source)
+        split = split_manuscript(manuscript.text)
+        return import_manuscript(
+            split, target, title=title, source_name=Path(source).name, encoding=manuscript.encoding
+        )
 
     # ------------------------------------------------------------------ writes
     def save_chapter(self, number: int, text: str) -> list[int]:

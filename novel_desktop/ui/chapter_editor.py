@@ -1,0 +1,330 @@
+"""The chapter editor: comfortable CJK typography, live 字数, autosave, AI-phrase underlines with hints.
+
+:class:`ChapterEditor` is the text area of one chapter; :class:`ChapterTab` puts it under the bar that
+offers a rebuild after a committed chapter's text changed. Saving goes through
+:meth:`ProjectController.save_chapter`, which keeps every save as a ``manual`` revision (so undo reaches
+across saves through the 历史版本 dialog) and returns the chapters it marked ``needs_rebuild``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from PySide6.QtCore import QEvent, QPoint, QSize, QTimer, Signal
+from PySide6.QtGui import (
+    QColor,
+    QFocusEvent,
+    QFont,
+    QHelpEvent,
+    QResizeEvent,
+    QSyntaxHighlighter,
+    QTextBlockFormat,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+)
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QTextEdit,
+    QToolTip,
+    QVBoxLayout,
+    QWidget,
+)
+
+from novel_desktop.analysis.ai_phrases import PhraseEntry, PhraseHit, find_hits
+from novel_desktop.controllers.project_controller import ProjectController
+from novel_desktop.domain.text import count_chars
+from novel_desktop.ui import theme
+from novel_desktop.ui.i18n import tr
+
+#: The full-width indent of a Chinese paragraph (two ideographic spaces).
+INDENT = "\u3000\u3000"
+#: Line height in percent of the font's line spacing: airy enough for long CJK reading.
+LINE_HEIGHT = 170
+#: The widest text column, in em: about 40 汉字 a line, as a printed page; wider windows get side margins.
+MAX_COLUMN_EM = 42
+AUTOSAVE_MS = 2000
+
+
+def phrase_hint(hit: PhraseHit) -> str:
+    return tr("AI 腔：“{matched}”（{category}）\n建议：{suggestion}").format(
+        matched=hit.matched, category=hit.category, suggestion=hit.suggestion
+    )
+
+
+def indent_paragraphs(text: str) -> str:
+    """Every prose paragraph starts with "　　"; headings (``#``) and blank lines stay as they are."""
+    lines = []
+    for line in text.split("\n"):
+        body = line.lstrip(" \t\u3000")
+        if not body or body.startswith("#"):
+            lines.append(line)
+        else:
+            lines.append(INDENT + body)
+    return "\n".join(lines)
+
+
+class AiPhraseHighlighter(QSyntaxHighlighter):
+    """Wavy underlines under AI phrases, one block (paragraph) at a time; headings in bold."""
+
+    def __init__(self, document: QTextDocument, phrases: Sequence[PhraseEntry] = ()) -> None:
+        super().__init__(document)
+        self._phrases: list[PhraseEntry] = list(phrases)
+        self.hit_format = QTextCharFormat()
+        self.hit_format.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
+        self.hit_format.setUnderlineColor(QColor("#d9822b"))
+        self.heading_format = QTextCharFormat()
+        self.heading_format.setFontWeight(QFont.Weight.Bold)
+        self.heading_format.setForeground(QColor("#3a3a3a"))
+
+    def set_phrases(self, phrases: Sequence[PhraseEntry]) -> None:
+        self._phrases = list(phrases)
+        self.rehighlight()
+
+    def hits(self, text: str) -> list[PhraseHit]:
+        return find_hits(text, self._phrases) if self._phrases and text else []
+
+    def highlightBlock(self, text: str) -> None:
+        if text.startswith("#"):
+            self.setFormat(0, len(text), self.heading_format)
+            return
+        for hit in self.hits(text):
+            self.setFormat(hit.start, hit.end - hit.start, self.hit_format)
+
+
+class ChapterEditor(QTextEdit):
+    """One chapter's text. Saves itself 2 s after typing stops, and whenever :meth:`save` is called.
+
+    A plain-text :class:`QTextEdit` rather than a QPlainTextEdit: QPlainTextEdit's layout ignores the
+    block line height, and airy lines are the point of a writing tool; a chapter (a few thousand 字) lays
+    out in a few milliseconds either way.
+    """
+
+    #: 字数 of the chapter and of the selection.
+    counts_changed = Signal(int, int)
+    #: The text was saved: the chapter and the chapters now marked needs_rebuild.
+    chapter_saved = Signal(int, list)
+    #: Saving failed; the message is for the author.
+    save_failed = Signal(str)
+
+    def __init__(self, project: ProjectController, number: int, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("ChapterEditor")
+        self.project = project
+        self.number = number
+        self._chars = 0
+        self._selected = 0
+        self.setFont(theme.writing_font())
+        self.setAcceptRichText(False)  # pasting from a web page must not bring its fonts and colours
+        self.setLineWrapMode(QTextEdit.LineWrapMode.WidgetWidth)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setTabChangesFocus(False)
+        self.document().setDocumentMargin(28)
+        self.highlighter = AiPhraseHighlighter(self.document(), project.ai_phrases())
+        self._autosave = QTimer(self)
+        self._autosave.setSingleShot(True)
+        self._autosave.setInterval(AUTOSAVE_MS)
+        self._autosave.timeout.connect(self._on_autosave_timeout)
+        self.textChanged.connect(self._on_self_text_changed)
+        self.selectionChanged.connect(self._on_self_selection_changed)
+        self.load()
+
+    # ------------------------------------------------------------------ text
+    def load(self, text: str | None = None) -> None:
+        """Show the chapter's current text (or ``text``); the undo history starts here."""
+        self._autosave.stop()
+        doc = self.document()
+        doc.setUndoRedoEnabled(False)  # loading and formatting are not edits the author can undo
+        self.setPlainText(self.project.chapter_text(self.number) if text is None else text)
+        self._apply_line_height()
+        doc.setUndoRedoEnabled(True)
+        doc.setModified(False)
+        self._recount()
+
+    def _apply_line_height(self) -> None:
+        # New paragraphs inherit the block format of the one they split from, so setting it once on every
+        # block (and on the cursor) keeps the whole chapter at the same line height while the author types.
+        fmt = QTextBlockFormat()
+        fmt.setLineHeight(LINE_HEIGHT, QTextBlockFormat.LineHeightTypes.ProportionalHeight.value)
+        cursor = QTextCursor(self.document())
+        cursor.select(QTextCursor.SelectionType.Document)
+        cursor.mergeBlockFormat(fmt)
+        cursor.clearSelection()
+        cursor.movePosition(QTextCursor.MoveOperation.Start)
+        self.setTextCursor(cursor)
+
+    def indent_paragraphs(self) -> None:
+        """Start every paragraph with the full-width indent "　　" (one undoable edit)."""
+        old = self.toPlainText()
+        new = indent_paragraphs(old)
+        if new == old:
+            return
+        cursor = QTextCursor(self.document())
+        cursor.beginEditBlock()
+        block = self.document().firstBlock()
+        while block.isValid():
+            text = block.text()
+            body = text.lstrip(" \t\u3000")
+            if body and not body.startswith("#") and text[: len(text) - len(body)] != INDENT:
+                cursor.setPosition(block.position())
+                cursor.setPosition(block.position() + len(text) - len(body), QTextCursor.MoveMode.KeepAnchor)
+                cursor.insertText(INDENT)
+            block = block.next()
+        cursor.endEditBlock()
+
+    @property
+    def chars(self) -> int:
+        return self._chars
+
+    @property
+    def selected_chars(self) -> int:
+        return self._selected
+
+    @property
+    def is_modified(self) -> bool:
+        return self.document().isModified()
+
+    # ------------------------------------------------------------------ saving
+    def save(self) -> list[int] | None:
+        """Save if changed; returns the chapters marked needs_rebuild, or None when nothing was saved."""
+        self._autosave.stop()
+        if not self.document().isModified() or self.isReadOnly():
+            return None
+        try:
+            marked = self.project.save_chapter(self.number, self.toPlainText())
+        except Exception as exc:  # a locked or broken file: the text stays in the editor, marked unsaved
+            self.save_failed.emit(tr("第{n}章保存失败：{error}").format(n=self.number, error=exc))
+            return None
+        self.document().setModified(False)
+        self.chapter_saved.emit(self.number, marked)
+        return marked
+
+    def _on_autosave_timeout(self) -> None:
+        self.save()
+
+    # ------------------------------------------------------------------ counts
+    def _recount(self) -> None:
+        self._chars = count_chars(self.toPlainText())
+        self._selected = count_chars(self.textCursor().selectedText())
+        self.counts_changed.emit(self._chars, self._selected)
+
+    def _on_self_text_changed(self) -> None:
+        self._recount()
+        if self.document().isModified():
+            self._autosave.start()  # restarts: saves 2 s after the last keystroke
+
+    def _on_self_selection_changed(self) -> None:
+        selected = count_chars(self.textCursor().selectedText())
+        if selected != self._selected:
+            self._selected = selected
+            self.counts_changed.emit(self._chars, self._selected)
+
+    # ------------------------------------------------------------------ AI-phrase hints
+    def hint_at_position(self, position: int) -> str:
+        """The suggestion for the AI phrase at document ``position`` ("" when there is none)."""
+        block = self.document().findBlock(position)
+        if not block.isValid():
+            return ""
+        offset = position - block.position()
+        for hit in self.highlighter.hits(block.text()):
+            if hit.start <= offset < hit.end:
+                return phrase_hint(hit)
+        return ""
+
+    def hint_at(self, pos: QPoint) -> str:
+        """The suggestion for the AI phrase under the viewport point ``pos``."""
+        return self.hint_at_position(self.cursorForPosition(pos).position())
+
+    def viewportEvent(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):
+            hint = self.hint_at(event.pos())
+            if hint:
+                QToolTip.showText(event.globalPos(), hint, self.viewport())
+            else:
+                QToolTip.hideText()
+            return True
+        return super().viewportEvent(event)
+
+    # ------------------------------------------------------------------ layout
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        # Keep the line length of a printed page: on a wide window the column is centred. The margins are
+        # set before the base class lays the text out for the new width.
+        # The viewport's own resizes arrive here too, so the column is measured on the whole widget and
+        # the margins are only touched when they change (else setting them would resize, recursively).
+        column = int(self.fontMetrics().horizontalAdvance("汉") * MAX_COLUMN_EM)
+        side = max(0, (self.width() - column) // 2)
+        if self.viewportMargins().left() != side:
+            self.setViewportMargins(side, 0, side, 0)
+        super().resizeEvent(event)
+
+    def minimumSizeHint(self) -> QSize:
+        # The base class adds the viewport margins, which follow the width: the window could never shrink.
+        return QSize(240, 120)
+
+    def focusOutEvent(self, event: QFocusEvent) -> None:
+        super().focusOutEvent(event)
+        self.save()  # leaving the editor (another tab, the tree, a dialog) saves at once
+
+
+class RebuildBar(QFrame):
+    """A quiet bar above the text: the saved chapter changed, later chapters may no longer agree."""
+
+    rebuild_clicked = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("RebuildBar")
+        row = QHBoxLayout(self)
+        row.setContentsMargins(12, 6, 8, 6)
+        self.label = QLabel()
+        self.label.setWordWrap(True)
+        self.rebuild_button = QPushButton(tr("重建"))
+        self.rebuild_button.setToolTip(tr("重新摘要本章、重放故事状态，并列出与新状态不一致的后续章节"))
+        self.later_button = QPushButton(tr("稍后"))
+        row.addWidget(self.label, 1)
+        row.addWidget(self.rebuild_button)
+        row.addWidget(self.later_button)
+        self.rebuild_button.clicked.connect(self.rebuild_clicked)
+        self.later_button.clicked.connect(self.hide)
+        self.hide()
+
+    def offer(self, chapter: int, marked: Sequence[int]) -> None:
+        later = [n for n in marked if n != chapter]
+        text = tr("第{n}章的正文已修改，摘要和故事状态需要重建。").format(n=chapter)
+        if later:
+            span = f"{later[0]}" if len(later) == 1 else f"{later[0]}–{later[-1]}"
+            text += tr("后续第{span}章也标记为待重建。").format(span=span)
+        self.label.setText(text)
+        self.show()
+
+
+class ChapterTab(QWidget):
+    """An editor tab: the rebuild offer (when due) above the chapter's text."""
+
+    rebuild_requested = Signal(int)
+
+    def __init__(self, project: ProjectController, number: int, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.number = number
+        self.rebuild_bar = RebuildBar()
+        self.editor = ChapterEditor(project, number)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.rebuild_bar)
+        layout.addWidget(self.editor, 1)
+        self.editor.chapter_saved.connect(self._on_editor_chapter_saved)
+        self.rebuild_bar.rebuild_clicked.connect(self._on_rebuild_bar_rebuild_clicked)
+        if number in project.status().needs_rebuild:
+            self.rebuild_bar.offer(number, [])
+
+    def _on_editor_chapter_saved(self, number: int, marked: list[int]) -> None:
+        if marked:
+            self.rebuild_bar.offer(number, marked)
+
+    def _on_rebuild_bar_rebuild_clicked(self) -> None:
+        self.rebuild_bar.hide()
+        self.rebuild_requested.emit(self.number)
