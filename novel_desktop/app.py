@@ -139,7 +139,7 @@ def render_screenshot(
             dialog.close()
         path = Path(out)
         path.parent.mkdir(parents=True, exist_ok=True)
-        if not image.save(str(path), b"PNG"):
+        if not image.save(str(path)):  # the format follows the suffix (.png)
             raise OSError(f"无法写入 {path} (cannot write the PNG)")
         return path
     finally:

@@ -715,8 +715,9 @@ class MainWindow(QMainWindow):
         editor = self.current_editor()
         if editor is not None and editor.textCursor().hasSelection():
             self._find_dialog.find_edit.setText(editor.textCursor().selectedText())
+        if self._find_dialog.isVisible():
+            self._find_dialog.raise_()  # already open behind the window: bring it forward
         self._find_dialog.show()
-        self._find_dialog.raise_()
         self._find_dialog.find_edit.setFocus()
         return self._find_dialog
 

@@ -1,0 +1,267 @@
+"""The main window: tree, editor tabs and status bar, find/replace, docks remembered, lock, pipeline wiring."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMessageBox
+from pytestqt.qtbot import QtBot
+
+from novel_desktop.config import AppSettings
+from novel_desktop.controllers.project_controller import ProjectController
+from novel_desktop.storage.store import NovelStore
+from novel_desktop.ui.chapter_editor import ChapterTab
+from novel_desktop.ui.main_window import MainWindow
+from tests.ui.test_chapter_editor import type_text
+
+
+@pytest.fixture
+def window(qtbot: QtBot, project: ProjectController) -> MainWindow:
+    win = MainWindow(project=project, settings=AppSettings())
+    qtbot.addWidget(win)
+    win.resize(1366, 768)
+    win._update_for_project()
+    win.show_workspace()
+    win.show()
+    return win
+
+
+def test_window_shows_the_seed_novel_in_the_tree(window: MainWindow) -> None:
+    assert "《青石问道》" in window.windowTitle()
+    assert window.tree.model.chapter_rows() == [("第1章 药篓里的残玉", "628字"), ("第2章 夜半灵光", "605字")]
+    assert "全书 2 章 · 1,233 字" in window.novel_label.text()
+
+
+def test_workspace_opens_the_latest_chapter_and_the_tree_opens_others(window: MainWindow) -> None:
+    current = window.tabs.currentWidget()
+    assert isinstance(current, ChapterTab) and current.number == 2
+    window.tree.view.activated.emit(window.tree.model.chapter_index(1))
+    tab = window.tabs.currentWidget()
+    assert isinstance(tab, ChapterTab) and tab.number == 1
+    assert "药篓里翻出" in tab.editor.toPlainText() or "药篓" in tab.editor.toPlainText()
+    assert window.tabs.tabText(window.tabs.currentIndex()) == "第1章 药篓里的残玉"
+    assert window.counts_label.text() == "本章 628 字"
+
+
+def test_typing_updates_the_char_count_in_the_status_bar(window: MainWindow) -> None:
+    tab = window.open_chapter(1)
+    assert tab is not None
+    tab.editor.moveCursor(tab.editor.textCursor().MoveOperation.End)
+    type_text(tab.editor, "雨停了")
+    assert window.counts_label.text() == "本章 631 字"
+    tab.editor.selectAll()
+    assert "选中 631 字" in window.counts_label.text()
+
+
+def test_switching_tabs_saves_the_chapter_left_behind(window: MainWindow, project: ProjectController) -> None:
+    tab = window.open_chapter(1)
+    assert tab is not None
+    type_text(tab.editor, "甲")
+    window.open_chapter(2)
+    assert project.chapter_text(1).startswith("甲")
+    assert project.revisions(1)[-1].kind == "manual"
+    assert "已保存" in window.save_label.text()
+    assert window.tree.model.node(window.tree.model.chapter_index(2)).status == "needs_rebuild"
+
+
+def test_rebuild_offer_runs_the_pipeline_rebuild(window: MainWindow, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[int] = []
+    monkeypatch.setattr(window.pipeline, "rebuild", calls.append)
+    tab = window.open_chapter(1)
+    assert tab is not None
+    type_text(tab.editor, "乙")
+    tab.editor.save()
+    assert tab.rebuild_bar.isVisible()
+    tab.rebuild_bar.rebuild_button.click()
+    assert calls == [1]
+
+
+def test_find_and_replace_across_chapters(window: MainWindow, project: ProjectController) -> None:
+    dialog = window.show_find_replace()
+    assert dialog is not None
+    dialog.find_edit.setText("林枫")
+    hits = dialog.search()
+    assert {h.chapter for h in hits} == {1, 2}
+    assert dialog.results.topLevelItemCount() == len(hits)
+    first = dialog.results.topLevelItem(0)
+    assert first is not None and "【林枫】" in first.text(1)
+    dialog.results.itemActivated.emit(first, 0)
+    editor = window.current_editor()
+    assert editor is not None and editor.textCursor().selectedText() == "林枫"
+    dialog.replace_edit.setText("林峰")
+    changed = dialog.replace_all()
+    assert changed == [1, 2]
+    assert "林枫" not in project.chapter_text(1) and "林峰" in project.chapter_text(2)
+    assert project.revisions(2)[-1].kind == "manual"
+    assert "林枫" not in editor.toPlainText()  # the open editor shows the replaced text
+    assert dialog.hits == []
+
+
+def test_replace_one_hit(window: MainWindow, project: ProjectController) -> None:
+    dialog = window.show_find_replace()
+    assert dialog is not None
+    dialog.find_edit.setText("林枫")
+    hits = dialog.search()
+    dialog.replace_edit.setText("小枫")
+    first = dialog.results.topLevelItem(0)
+    assert first is not None
+    first.setSelected(True)
+    dialog.replace(dialog.selected_hits())
+    assert len(dialog.hits) == len(hits) - 1
+    assert project.chapter_text(hits[0].chapter).count("小枫") >= 1
+
+
+def test_dock_layout_is_remembered(qtbot: QtBot, window: MainWindow) -> None:
+    window.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, window.quality_dock)
+    window.progress_dock.hide()
+    window.close()
+    again = MainWindow(settings=AppSettings())
+    qtbot.addWidget(again)
+    again.show()
+    assert again.dockWidgetArea(again.quality_dock) == Qt.DockWidgetArea.LeftDockWidgetArea
+    assert again.progress_dock.isHidden()
+
+
+def test_closing_releases_the_lock(window: MainWindow, seed_novel: Path) -> None:
+    window.close()
+    NovelStore.open(seed_novel, write=True).close()
+
+
+def _messages(monkeypatch: pytest.MonkeyPatch, answer: Any = QMessageBox.StandardButton.Yes) -> list[str]:
+    seen: list[str] = []
+
+    def record(_parent: Any, _title: str, text: str, *_a: Any, **_k: Any) -> Any:
+        seen.append(text)
+        return answer
+
+    for name in ("warning", "critical", "information", "question"):
+        monkeypatch.setattr(QMessageBox, name, record)
+    return seen
+
+
+def test_a_novel_held_elsewhere_names_the_holder(
+    qtbot: QtBot, seed_novel: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen = _messages(monkeypatch)
+    holder = NovelStore.open(seed_novel, write=True)
+    try:
+        win = MainWindow(settings=AppSettings())
+        qtbot.addWidget(win)
+        assert not win.open_novel(seed_novel)
+        assert f"进程 {os.getpid()}" in seen[-1] and socket.gethostname() in seen[-1]
+        assert not win.project.is_open
+    finally:
+        holder.close()
+
+
+def test_a_stale_lock_is_cleared_when_the_author_agrees(
+    qtbot: QtBot, seed_novel: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.storage.test_lock import _dead_pid, _plant_lock
+
+    store = NovelStore.open(seed_novel, write=True)
+    from datetime import timedelta
+
+    _plant_lock(store, pid=_dead_pid(), host=socket.gethostname(), age=timedelta(minutes=1))
+    store.engine.dispose()  # leave the planted lock behind, as a crashed process would
+    seen = _messages(monkeypatch, QMessageBox.StandardButton.Yes)
+    settings = AppSettings()
+    win = MainWindow(settings=settings)
+    qtbot.addWidget(win)
+    assert win.open_novel(seed_novel)
+    assert "已不存在" in seen[0]
+    assert win.project.is_open
+    assert settings.recent_novels == [str(seed_novel.resolve())]
+    win.close()
+
+
+def test_pipeline_stream_commit_and_failure(window: MainWindow, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = _messages(monkeypatch)
+    p = window.pipeline
+    p.chapter_started.emit(3, "")
+    assert window.tabs.tabText(window.tabs.currentIndex()) == "第3章（生成中）"
+    live = window.tabs.currentWidget()
+    p.text_delta.emit(3, "夜色渐深。")
+    live.flush()  # type: ignore[attr-defined]
+    assert "夜色渐深" in live.toPlainText()  # type: ignore[attr-defined]
+    p.text_reset.emit(3)
+    assert live.toPlainText() == ""  # type: ignore[attr-defined]
+    p.failed.emit("没有 API Key。")
+    assert seen == ["没有 API Key。"]
+    p.finished.emit()
+    assert "未完成" in window.tabs.tabText(window.tabs.indexOf(live))
+    p.chapter_committed.emit(2)
+    assert window.tabs.indexOf(live) < 0
+    current = window.tabs.currentWidget()
+    assert isinstance(current, ChapterTab) and current.number == 2
+
+
+def test_toolbar_actions_follow_the_running_pipeline(
+    window: MainWindow, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    counts: list[int] = []
+    monkeypatch.setattr(window.pipeline, "continue_chapters", counts.append)
+    assert not window.stop_action.isEnabled()
+    window.continue_action.trigger()
+    assert counts == [1]
+    window.pipeline.running_changed.emit(True)
+    assert window.stop_action.isEnabled() and not window.continue_action.isEnabled()
+    window.pipeline.running_changed.emit(False)
+    assert window.continue_action.isEnabled()
+
+
+def test_start_page_when_no_novel_is_open(qtbot: QtBot) -> None:
+    win = MainWindow(settings=AppSettings(recent_novels=["/nowhere/旧书.novel"]))
+    qtbot.addWidget(win)
+    assert win.center.currentWidget() is win.start_page
+    assert win.start_page.recommend_button.text() == "创建新项目"
+    assert not win.continue_action.isEnabled()
+    assert win.start_page.recent_paths() == ["/nowhere/旧书.novel"]
+
+
+def test_start_page_from_the_file_menu_recommends_for_the_open_novel(window: MainWindow) -> None:
+    window.start_action.trigger()
+    assert window.center.currentWidget() is window.start_page
+    assert window.start_page.recommend_button.text() == "继续写作"
+
+
+def test_english_catalogue_covers_the_window(qtbot: QtBot) -> None:
+    from novel_desktop.paths import resource
+    from novel_desktop.ui import i18n
+
+    entries = json.loads(resource("i18n", "en", "main_window.json").read_text(encoding="utf-8"))
+    sources = [
+        "main_window",
+        "start_page",
+        "project_tree",
+        "chapter_editor",
+        "revision_dialog",
+        "find_replace",
+    ]
+    missing = []
+    for name in sources:
+        text = (Path(__file__).resolve().parents[2] / "novel_desktop" / "ui" / f"{name}.py").read_text(
+            "utf-8"
+        )
+        for m in re.finditer(r'tr\(\s*"((?:[^"\\]|\\.)*)"', text):
+            key = ast.literal_eval(f'"{m.group(1)}"')
+            if key not in entries:
+                missing.append(key)
+    assert missing == []
+    i18n.set_language("en")
+    try:
+        win = MainWindow(settings=AppSettings())
+        qtbot.addWidget(win)
+        assert win.continue_action.text() == "Continue"
+        assert win.start_page.recommend_button.text() == "Create a new project"
+        assert win.tree_dock.windowTitle() == "Project"
+    finally:
+        i18n.set_language("zh")
