@@ -276,6 +276,7 @@ class MainWindow(QMainWindow):
         sp.new_requested.connect(self.new_novel)
         sp.open_requested.connect(self.open_novel_dialog)
         sp.import_requested.connect(self.import_manuscript_dialog)
+        sp.demo_requested.connect(self.open_demo)
         sp.recent_requested.connect(self.open_novel)
 
     # ------------------------------------------------------------------ layout memory
@@ -413,6 +414,17 @@ class MainWindow(QMainWindow):
         self._remember(Path(path))
         self._update_for_project()
         self.show_start_page()  # a new novel's next step is its quick start: the start page says so
+
+    def open_demo(self) -> bool:
+        """Open a fresh copy of the bundled demo novel (the same copy ``--demo`` opens)."""
+        from novel_desktop.demo import demo_copy
+
+        try:
+            path = demo_copy()
+        except Exception as exc:  # a broken bundle or a full disk: say so, keep the window
+            QMessageBox.critical(self, tr("无法打开示例"), str(exc))
+            return False
+        return self.open_novel(path)
 
     def open_novel_dialog(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, tr("打开小说"), str(Path.home()), tr("小说 (*.novel)"))

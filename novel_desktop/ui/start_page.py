@@ -37,6 +37,7 @@ class StartPage(QScrollArea):
     new_requested = Signal()
     open_requested = Signal()
     import_requested = Signal()
+    demo_requested = Signal()
     #: A recent novel was clicked: its path.
     recent_requested = Signal(str)
 
@@ -88,7 +89,9 @@ class StartPage(QScrollArea):
         self.open_button = QPushButton(tr("打开小说"))
         self.import_button = QPushButton(tr("导入书稿"))
         self.import_button.setToolTip(tr("从 txt、docx 或 epub 书稿按章拆分，建成一部新小说"))
-        for button in (self.new_button, self.open_button, self.import_button):
+        self.demo_button = QPushButton(tr("打开示例小说"))
+        self.demo_button.setToolTip(tr("打开一部写好 6 章的示例小说的副本，不需要 API 密钥就能看遍每个页面"))
+        for button in (self.new_button, self.open_button, self.import_button, self.demo_button):
             button.setObjectName("SecondaryAction")
             button.setCursor(Qt.CursorShape.PointingHandCursor)
             row.addWidget(button)
@@ -113,6 +116,7 @@ class StartPage(QScrollArea):
         self.new_button.clicked.connect(self.new_requested)
         self.open_button.clicked.connect(self.open_requested)
         self.import_button.clicked.connect(self.import_requested)
+        self.demo_button.clicked.connect(self.demo_requested)
         self.recent_list.itemClicked.connect(self._on_recent_list_item_clicked)
 
     def refresh(self, recent: list[str]) -> None:
