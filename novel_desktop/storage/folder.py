@@ -29,6 +29,7 @@ from novel_desktop.storage.tables import (
     DocumentRow,
     EvaluationRow,
     ExtraFileRow,
+    MetaRow,
     PipelineLogRow,
     StagingRow,
     StateSnapshotRow,
@@ -37,7 +38,11 @@ from novel_desktop.storage.tables import (
 
 #: Folders and files of a seed project that are not data: the plugin's lock directory.
 SKIPPED_DIRS = {".novel.lock"}
-#: The folders of the seed layout, created on export even when empty, so an external executor finds them.
+#: Meta key holding the folders an imported project had (JSON list), so export recreates exactly those.
+FOLDER_DIRS_META = "folder_dirs"
+#: The folders of the seed layout, created on export even when empty, so an external executor finds them —
+#: for a novel that did not come from a folder. An imported one gets back the folders it had, empty ones
+#: included, so import → export → ``diff -r`` is empty.
 SKELETON_DIRS = (
     "research",
     "world",
@@ -124,7 +129,7 @@ def export_folder(store: NovelStore, folder: str | Path) -> ExportReport:
         for extra in s.exec(select(ExtraFileRow)):
             files[extra.path] = extra.data
 
-    for rel in SKELETON_DIRS:
+    for rel in _export_dirs(store):
         (out / rel).mkdir(parents=True, exist_ok=True)
     for rel, data in sorted(files.items()):
         target = out / rel
@@ -133,14 +138,30 @@ def export_folder(store: NovelStore, folder: str | Path) -> ExportReport:
     return ExportReport(out, len(files), chapters)
 
 
+def _export_dirs(store: NovelStore) -> list[str]:
+    """The folders to create: those the imported folder had, else the seed skeleton."""
+    recorded = store.meta().get(FOLDER_DIRS_META)
+    if recorded is not None:
+        try:
+            dirs = json.loads(recorded)
+        except json.JSONDecodeError:
+            dirs = None
+        if isinstance(dirs, list) and all(isinstance(d, str) for d in dirs):
+            # Never outside the target folder, whatever the file says.
+            return [d for d in dirs if d and not d.startswith("/") and ".." not in d.split("/")]
+    return list(SKELETON_DIRS)
+
+
 # ---------------------------------------------------------------------------- import
-def _walk(root: Path, report: ImportReport) -> list[tuple[str, Path]]:
+def _walk(root: Path, report: ImportReport, dirs: list[str] | None = None) -> list[tuple[str, Path]]:
     found: list[tuple[str, Path]] = []
     for dirpath, dirnames, filenames in os.walk(root):
         rel_dir = Path(dirpath).relative_to(root)
         for skipped in sorted(d for d in dirnames if d in SKIPPED_DIRS):
             report.skipped.append((rel_dir / skipped).as_posix() + "/")
         dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
+        if dirs is not None:
+            dirs.extend((rel_dir / d).as_posix() for d in dirnames)
         for name in sorted(filenames):
             found.append(((rel_dir / name).as_posix(), Path(dirpath) / name))
     return found
@@ -174,7 +195,8 @@ def import_folder(
     if not root.is_dir():
         raise StoreError(f"找不到文件夹：{root} (no such folder)")
     report = ImportReport(Path(novel))
-    entries = _walk(root, report)
+    folder_dirs: list[str] = []
+    entries = _walk(root, report, folder_dirs)
     if not entries:
         raise StoreError(f"文件夹是空的：{root} (the folder is empty)")
 
@@ -223,6 +245,7 @@ def import_folder(
             for rel, data in sorted(extras.items()):
                 s.merge(ExtraFileRow(path=rel, data=data))
                 report.extra_files.append(rel)
+            s.merge(MetaRow(key=FOLDER_DIRS_META, value=json.dumps(sorted(folder_dirs), ensure_ascii=False)))
             if layout.CHECKPOINT not in texts and chapter_numbers:
                 # A folder without a checkpoint: resume after its last chapter.
                 cp = json.loads(s.get(CheckpointRow, 1).content)  # type: ignore[union-attr]

@@ -134,3 +134,31 @@ def test_cli_import_then_export(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert _tree(out) == _tree(SEED_PROJECT)
     assert main(["export-folder", str(novel), str(out)]) == 2
     assert "不是空的" in capsys.readouterr().err
+
+
+def _dirs(root: Path) -> list[str]:
+    return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_dir())
+
+
+def test_cli_round_trip_is_diff_r_clean_empty_folders_included(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `diff -r` also reports a folder that exists on one side only: the author's empty folders come back,
+    # and no skeleton folder the original lacked (staging/chapters …) appears.
+    folder = tmp_path / "project"
+    shutil.copytree(SEED_PROJECT, folder)
+    (folder / "大纲草稿" / "第二卷").mkdir(parents=True)
+    novel = tmp_path / "n.novel"
+    out = tmp_path / "out"
+    assert main(["import-folder", str(folder), str(novel)]) == 0
+    assert main(["export-folder", str(novel), str(out)]) == 0
+    capsys.readouterr()
+    assert _dirs(out) == _dirs(folder)
+    assert _tree(out) == _tree(folder)
+
+
+def test_a_novel_not_from_a_folder_exports_the_seed_skeleton(tmp_path: Path, store: NovelStore) -> None:
+    out = tmp_path / "out"
+    export_folder(store, out)
+    for rel in ("staging/chapters", "staging/state", "staging/evaluations", "characters/retired", "logs"):
+        assert (out / rel).is_dir(), rel
