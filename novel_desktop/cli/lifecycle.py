@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 from novel_desktop.cli.common import CliError
 from novel_desktop.cli.project import open_store
 from novel_desktop.cli.writing import EXIT_STOPPED, _answers, _Printer
-from novel_desktop.storage import layout
 from novel_desktop.storage.store import NovelStore, StoreError
 
 if TYPE_CHECKING:  # the pipeline is imported only when a command runs, not at CLI start-up
@@ -221,20 +220,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from novel_desktop.pipeline.orchestrator import recommend
 
     with open_store(args.novel, write=True) as store:
-        cp = store.checkpoint()
-        current = int(cp.get("current_volume") or 1)
-        volume = args.volume
-        if volume is None:
-            rng = volume_plan.volume_range(store, current)
-            done = rng is not None and int(cp.get("last_completed_chapter") or 0) >= rng[1]
-            volume = current + 1 if done and cp.get("orchestrator_state") != "VOL_PLANNING" else current
-        params = volume_plan.plan_params(store, volume)
-        if args.chapters is not None:
-            params = volume_plan.PlanParams(args.chapters, params.direction, params.round + 1)
-        elif store.document(f"{layout.volume_dir(volume)}/outline.md") and volume == current:
-            params = volume_plan.PlanParams(params.chapters, params.direction, params.round + 1)
-        volume_plan.set_plan_params(store, volume, params)
-        store.update_checkpoint(current_volume=volume, orchestrator_state="VOL_PLANNING")
+        volume_plan.begin_planning(store, args.volume, args.chapters)
 
         async def body(orch: Orchestrator) -> int:
             summary = await orch.run_until_blocked(stop_at=frozenset({"WRITING", "VOL_REVIEW", "INIT"}))

@@ -101,6 +101,26 @@ def volume_range(store: NovelStore, volume: int) -> tuple[int, int] | None:
     return (min(sections), max(sections)) if sections else None
 
 
+def begin_planning(store: NovelStore, volume: int | None = None, chapters: int | None = None) -> int:
+    """Put the novel in VOL_PLANNING for ``volume`` (default: the current volume, or the next one when the
+    current is written) and return it. A new chapter count, or re-planning a volume that already has an
+    outline, starts a new planning round so the author gets a fresh plan to confirm."""
+    cp = store.checkpoint()
+    current = int(cp.get("current_volume") or 1)
+    if volume is None:
+        rng = volume_range(store, current)
+        done = rng is not None and int(cp.get("last_completed_chapter") or 0) >= rng[1]
+        volume = current + 1 if done and cp.get("orchestrator_state") != "VOL_PLANNING" else current
+    params = plan_params(store, volume)
+    if chapters is not None:
+        params = PlanParams(chapters, params.direction, params.round + 1)
+    elif store.document(f"{layout.volume_dir(volume)}/outline.md") and volume == current:
+        params = PlanParams(params.chapters, params.direction, params.round + 1)
+    set_plan_params(store, volume, params)
+    store.update_checkpoint(current_volume=volume, orchestrator_state="VOL_PLANNING")
+    return volume
+
+
 def _merge_states(
     base: dict[str, dict[str, Any]], changes: dict[str, dict[str, Any]]
 ) -> dict[str, dict[str, Any]]:
