@@ -1,6 +1,9 @@
 """The start page: the state-aware recommendation of ``/novel:start`` first, then 新建 / 打开 / 导入 and the
 recent novels.
 
+With no novel open it is the first-run guide instead: the three ways in (新建小说, 导入书稿, 打开示例小说),
+each with a sentence on what happens next, and the provider setup (设置模型与密钥) that writing needs.
+
 The recommendation is :func:`novel_desktop.pipeline.orchestrator.recommend` (through the project controller),
 the same logic ``novel start`` prints: no novel → 创建新项目; the volume unfinished → 继续写作; the volume
 written → 卷末回顾 / 规划新卷; plus what a quick start or a pause needs.
@@ -27,6 +30,12 @@ from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.ui.i18n import tr
 
 COLUMN_WIDTH = 720
+#: The guide's cards (the window's theme styles the rest of the page by object name).
+CARD_STYLE = """
+QFrame#StartCard { background: white; border: 1px solid #e2ded5; border-radius: 8px; }
+QLabel#StartCardTitle { font-size: 12pt; font-weight: bold; color: #2b2b2b; }
+QLabel#StartCardText { color: #6b6b6b; }
+"""
 
 
 class StartPage(QScrollArea):
@@ -38,6 +47,8 @@ class StartPage(QScrollArea):
     open_requested = Signal()
     import_requested = Signal()
     demo_requested = Signal()
+    #: The provider setup (the settings dialog with 测试连接).
+    settings_requested = Signal()
     #: A recent novel was clicked: its path.
     recent_requested = Signal(str)
 
@@ -54,9 +65,9 @@ class StartPage(QScrollArea):
         column = QWidget()
         column.setMaximumWidth(COLUMN_WIDTH)
         outer = QHBoxLayout(page)
-        outer.setContentsMargins(24, 48, 24, 24)
+        outer.setContentsMargins(24, 32, 24, 24)
         outer.addStretch(1)
-        outer.addWidget(column, 3)
+        outer.addWidget(column, 8)
         outer.addStretch(1)
 
         v = QVBoxLayout(column)
@@ -66,22 +77,88 @@ class StartPage(QScrollArea):
         self.subtitle = QLabel()
         self.subtitle.setObjectName("StartSubtitle")
         self.subtitle.setWordWrap(True)
+        page.setStyleSheet(CARD_STYLE)
         v.addWidget(title)
         v.addWidget(self.subtitle)
         v.addSpacing(14)
 
+        # With no novel open: the first-run guide. Each way in is a card that says what happens next.
+        self.guide = QWidget()
+        self.guide.setObjectName("StartGuide")
+        g = QVBoxLayout(self.guide)
+        g.setContentsMargins(0, 0, 0, 0)
+        g.setSpacing(10)
+        guide_title = QLabel(tr("从这里开始"))
+        guide_title.setObjectName("SectionTitle")
+        g.addWidget(guide_title)
+        self.guide_new_button, self.new_card = self._card(
+            g,
+            tr("新建小说"),
+            tr(
+                "从一个想法开始：起个书名，建好一个 .novel 文件；再照“下一步”的提示定下世界观、主角和第一卷大纲，一章章续写。"  # noqa: E501
+            ),
+            tr("新建小说…"),
+            primary=True,
+        )
+        self.guide_import_button, self.import_card = self._card(
+            g,
+            tr("导入书稿"),
+            tr(
+                "已经写了一部分？导入 txt、md、docx 或 epub 书稿，按章节标题自动分卷分章，建成一部新小说，之后接着续写。"  # noqa: E501
+            ),
+            tr("导入书稿…"),
+        )
+        self.guide_demo_button, self.demo_card = self._card(
+            g,
+            tr("打开示例小说"),
+            tr(
+                "先看看写好的样子：已写 6 章，大纲、故事线、伏笔和质量报告都有内容。打开的是副本，随便改，不需要 API 密钥。"  # noqa: E501
+            ),
+            tr("打开示例小说"),
+        )
+        g.addSpacing(8)
+        setup_title = QLabel(tr("续写之前"))
+        setup_title.setObjectName("SectionTitle")
+        g.addWidget(setup_title)
+        self.settings_button, self.settings_card = self._card(
+            g,
+            tr("设置模型与密钥"),
+            tr(
+                "续写要调用大模型：选服务商（Anthropic、DeepSeek、Kimi、GLM、通义千问或兼容地址），填 API 密钥，点“测试连接”。连不上时会说清是密钥、余额、模型名还是网络的问题。"  # noqa: E501
+            ),
+            tr("设置…"),
+        )
+        existing_row = QHBoxLayout()
+        existing_row.setSpacing(10)
+        existing_label = QLabel(tr("已经有 .novel 文件？"))
+        existing_label.setObjectName("StartSubtitle")
+        self.guide_open_button = QPushButton(tr("打开小说"))
+        self.guide_open_button.setObjectName("SecondaryAction")
+        self.guide_open_button.setCursor(Qt.CursorShape.PointingHandCursor)
+        existing_row.addWidget(existing_label)
+        existing_row.addWidget(self.guide_open_button)
+        existing_row.addStretch(1)
+        g.addSpacing(4)
+        g.addLayout(existing_row)
+        v.addWidget(self.guide)
+
+        # With a novel open: the recommended next step, then the other ways in as one row.
+        self.workspace = QWidget()
+        w = QVBoxLayout(self.workspace)
+        w.setContentsMargins(0, 0, 0, 0)
+        w.setSpacing(10)
         next_title = QLabel(tr("下一步"))
         next_title.setObjectName("SectionTitle")
-        v.addWidget(next_title)
+        w.addWidget(next_title)
         self.recommend_button = QPushButton()
         self.recommend_button.setObjectName("PrimaryAction")
         self.recommend_button.setCursor(Qt.CursorShape.PointingHandCursor)
         self.reason = QLabel()
         self.reason.setObjectName("StartSubtitle")
         self.reason.setWordWrap(True)
-        v.addWidget(self.recommend_button)
-        v.addWidget(self.reason)
-        v.addSpacing(10)
+        w.addWidget(self.recommend_button)
+        w.addWidget(self.reason)
+        w.addSpacing(10)
 
         row = QHBoxLayout()
         row.setSpacing(10)
@@ -96,7 +173,8 @@ class StartPage(QScrollArea):
             button.setCursor(Qt.CursorShape.PointingHandCursor)
             row.addWidget(button)
         row.addStretch(1)
-        v.addLayout(row)
+        w.addLayout(row)
+        v.addWidget(self.workspace)
         v.addSpacing(18)
 
         recent_title = QLabel(tr("最近打开"))
@@ -117,6 +195,11 @@ class StartPage(QScrollArea):
         self.open_button.clicked.connect(self.open_requested)
         self.import_button.clicked.connect(self.import_requested)
         self.demo_button.clicked.connect(self.demo_requested)
+        self.guide_new_button.clicked.connect(self.new_requested)
+        self.guide_open_button.clicked.connect(self.open_requested)
+        self.guide_import_button.clicked.connect(self.import_requested)
+        self.guide_demo_button.clicked.connect(self.demo_requested)
+        self.settings_button.clicked.connect(self.settings_requested)
         self.recent_list.itemClicked.connect(self._on_recent_list_item_clicked)
 
     def refresh(self, recent: list[str]) -> None:
@@ -125,6 +208,8 @@ class StartPage(QScrollArea):
         self.action = rec.action
         self.recommend_button.setText(tr(rec.label))
         self.reason.setText(tr(rec.reason))
+        self.guide.setVisible(not self.project.is_open)
+        self.workspace.setVisible(self.project.is_open)
         if self.project.is_open:
             status = self.project.status()
             self.subtitle.setText(
@@ -151,6 +236,40 @@ class StartPage(QScrollArea):
             self.recent_list.addItem(item)
         self.recent_list.setVisible(bool(recent))
         self.recent_empty.setVisible(not recent)
+
+    def _card(
+        self, layout: QVBoxLayout, title: str, text: str, button_text: str, *, primary: bool = False
+    ) -> tuple[QPushButton, QFrame]:
+        """A bordered card: a title, what this way in does, and its button on the right."""
+        card = QFrame()
+        card.setObjectName("StartCard")
+        h = QHBoxLayout(card)
+        h.setContentsMargins(18, 14, 18, 14)
+        h.setSpacing(18)
+        texts = QVBoxLayout()
+        texts.setSpacing(4)
+        heading = QLabel(title)
+        heading.setObjectName("StartCardTitle")
+        body = QLabel(text)
+        body.setObjectName("StartCardText")
+        body.setWordWrap(True)
+        texts.addWidget(heading)
+        texts.addWidget(body)
+        h.addLayout(texts, 1)
+        button = QPushButton(button_text)
+        button.setObjectName("PrimaryAction" if primary else "SecondaryAction")
+        button.setCursor(Qt.CursorShape.PointingHandCursor)
+        button.setMinimumWidth(132)
+        h.addWidget(button, 0, Qt.AlignmentFlag.AlignVCenter)
+        layout.addWidget(card)
+        return button, card
+
+    def guide_texts(self) -> list[str]:
+        """The guide cards' titles and explanations, top to bottom (what a newcomer reads)."""
+        texts = []
+        for card in (self.new_card, self.import_card, self.demo_card, self.settings_card):
+            texts += [label.text() for label in card.findChildren(QLabel)]
+        return texts
 
     def recent_paths(self) -> list[str]:
         return [
