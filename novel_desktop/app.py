@@ -2,7 +2,8 @@
 
 ``novel-desktop [NOVEL] [--project P] [--lang zh|en] [--demo]`` opens the window on a qasync event loop, so
 the pipeline's coroutines and the widgets share one thread. ``--screenshot OUT.png [--view V] [--size WxH]``
-renders the window offscreen, saves the PNG and exits (for documentation and for looking at a change).
+renders the window offscreen, saves the PNG and exits (for documentation and for looking at a change); with
+``--demo`` it shows a demo novel built in a temporary folder.
 """
 
 from __future__ import annotations
@@ -155,6 +156,18 @@ def _settle(app: QApplication) -> None:
         app.processEvents()
 
 
+def _screenshot_of_demo(args: argparse.Namespace) -> int:
+    """``--screenshot --demo``: render a demo novel built in a temporary folder, so no copy is left behind."""
+    import tempfile
+
+    from novel_desktop.demo import build_demo
+
+    with tempfile.TemporaryDirectory(prefix="novel-demo-") as folder:
+        novel = build_demo(Path(folder) / "demo.novel")
+        render_screenshot(args.screenshot, project=novel, view=args.view, size=args.size, language=args.lang)
+    return 0
+
+
 # ---------------------------------------------------------------------------------------------- the app
 async def run_window(window: MainWindow) -> int:
     """Show the window and run until it is closed; then cancel what runs and release the lock."""
@@ -176,6 +189,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.screenshot:
         # Rendering needs no screen: offscreen unless the caller chose a platform.
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+        if args.demo:
+            return _screenshot_of_demo(args)
         render_screenshot(
             args.screenshot,
             project=args.project or args.novel,

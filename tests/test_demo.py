@@ -198,3 +198,39 @@ def test_broken_demo_data_leaves_no_half_built_file(tmp_path: Path) -> None:
     with pytest.raises(DemoError, match="第 3 章"):
         build_demo(target, source=source)
     assert not target.exists()
+
+
+def test_screenshot_of_the_demo_leaves_no_copy_behind(tmp_path: Path) -> None:
+    """``novel-desktop --screenshot OUT --demo --view editor``: the demo's first chapter on screen, nothing kept."""
+    import os
+    import struct
+    import subprocess
+    import sys
+
+    shot = tmp_path / "editor.png"
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    done = subprocess.run(
+        [sys.executable, "-m", "novel_desktop", "--screenshot", str(shot), "--demo", "--view", "editor",
+         "--size", "1280x800"],
+        env=env, capture_output=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    header = shot.read_bytes()[:24]
+    assert header[:8] == b"\x89PNG\r\n\x1a\n"
+    assert struct.unpack(">II", header[16:24]) == (1280, 800)
+    assert not (paths.user_data_dir() / "demo").exists()
+
+
+def test_screenshot_with_demo_renders_the_demo_novel(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from novel_desktop import app
+
+    shown: list[tuple[str, int, str]] = []
+
+    def fake_render(out: str, *, project: Path, view: str, **_: object) -> Path:
+        with NovelStore.open(project, write=False) as store:
+            shown.append((store.status().title, store.status().chapters, view))
+        return Path(out)
+
+    monkeypatch.setattr(app, "render_screenshot", fake_render)
+    assert app.main(["--screenshot", str(tmp_path / "x.png"), "--demo", "--view", "outline"]) == 0
+    assert shown == [("剑冢守灯人", 6, "outline")]

@@ -161,12 +161,16 @@ def test_built_bundle_starts(tmp_path: Path) -> None:
 
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
     if "--screenshot" in (REPO / "novel_desktop" / "app.py").read_text(encoding="utf-8"):
+        # The bundled demo in the editor: the frozen app finds resources/, builds a novel and draws it.
         shot = tmp_path / "shot.png"
         done = subprocess.run(
-            [str(exe), "--screenshot", str(shot)], env=env, capture_output=True, timeout=120
-        )
+            [str(exe), "--screenshot", str(shot), "--demo", "--view", "editor", "--size", "1200x800"],
+            env=env, capture_output=True, timeout=120,
+        )  # fmt: skip
         assert done.returncode == 0, done.stderr.decode(errors="replace")
-        assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        header = shot.read_bytes()[:24]
+        assert header[:8] == b"\x89PNG\r\n\x1a\n"
+        assert struct.unpack(">II", header[16:24]) == (1200, 800)
         return
     # Until the app can take a screenshot and exit: it must come up and keep running.
     proc = subprocess.Popen([str(exe)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
