@@ -87,6 +87,20 @@ def test_spec_keeps_jiebas_dictionary_and_names_the_app() -> None:
     assert "dict.txt" in jieba_files
 
 
+def test_spec_excludes_no_module_the_app_imports() -> None:
+    excludes = _spec_value("EXCLUDES")
+    assert isinstance(excludes, list) and "PySide6.QtWebEngineCore" in excludes
+    imported = set()
+    for file in (REPO / "novel_desktop").rglob("*.py"):
+        for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                imported.add(node.module)
+            elif isinstance(node, ast.Import):
+                imported.update(alias.name for alias in node.names)
+    assert "PySide6.QtCharts" in imported  # the quality panel's chart: a bundle without it cannot start
+    assert sorted(m for m in imported if any(m == x or m.startswith(f"{x}.") for x in excludes)) == []
+
+
 def test_desktop_file_has_the_required_keys() -> None:
     parser = configparser.ConfigParser(interpolation=None)
     parser.optionxform = str  # keys are case-sensitive
@@ -122,6 +136,8 @@ def test_metainfo_has_the_required_elements() -> None:
     assert launchable.text == DESKTOP.name
     images = [el.text or "" for el in root.findall("screenshots/screenshot/image")]
     assert images and all("/docs/screenshots/" in i and i.endswith(".png") for i in images)
+    for image in images:  # the screenshots the README shows, made by docs/make-screenshots.sh
+        assert (REPO / "docs" / "screenshots" / image.rsplit("/", 1)[1]).is_file(), image
     assert len(root.findall("screenshots/screenshot[@type='default']")) == 1
     rating = root.find("content_rating")
     assert rating is not None and rating.get("type", "").startswith("oars-")
