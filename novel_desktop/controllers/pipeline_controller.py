@@ -146,6 +146,42 @@ def _rebuild_retry() -> str:
     return tr("重建没有完成，故事状态保持原样，问题解决后可以再次重建。")
 
 
+def _lifecycle_retry() -> str:
+    return tr("已完成的步骤都已保存，问题解决后再点同一个按钮会从中断处继续。")
+
+
+def _action_retry() -> str:
+    return tr("这项操作没有完成，小说保持原样。")
+
+
+def _with_cost(lines: list[str], cost_usd: float) -> str:
+    text = "\n".join(line for line in lines if line)
+    return text + (f"（${cost_usd:.4f}）" if cost_usd else "")
+
+
+def _rejudged(result: Any) -> str:
+    def score(value: float | None) -> str:
+        return "—" if value is None else f"{value:.1f}"
+
+    return tr("第{n}章 重新评审：{old} → {new} 分").format(
+        n=result.chapter, old=score(result.old_overall), new=score(result.new_overall)
+    )
+
+
+#: Lifecycle steps the window runs through the Orchestrator (start page, 写作 menu).
+LIFECYCLE_ACTIONS = ("quick_start", "plan", "review", "check")
+#: On-demand actions (the 故事 menu).
+ON_DEMAND_ACTIONS = (
+    "add_character",
+    "retire_character",
+    "extend_world",
+    "add_storyline",
+    "import_research",
+    "rejudge",
+    "reevaluate",
+)
+
+
 class PipelineController(QObject):
     """Owns the running pipeline task; turns pipeline events into signals; cancels."""
 
@@ -167,6 +203,16 @@ class PipelineController(QObject):
     failed = Signal(str)
     #: A rebuild after a manual edit finished: the RebuildReport as a dict.
     rebuild_finished = Signal(object)
+    #: The periodic checks after a chapter (quality brief, style drift, audit): chapter, report, pause.
+    checks_reported = Signal(int, str, bool)
+    #: The volume's last chapter is written: volume number (the next step is its review).
+    volume_finished = Signal(int)
+    #: The §8.2 state moved: old, new (orchestrator state names).
+    state_changed = Signal(str, str)
+    #: A lifecycle step finished (quick start, planning, review, checks, an on-demand action): its report.
+    step_finished = Signal(str)
+    #: A lifecycle run or an on-demand action ended: its name and what the author should do next.
+    lifecycle_finished = Signal(str, str)
     finished = Signal()
 
     def __init__(
@@ -186,6 +232,10 @@ class PipelineController(QObject):
         self._task: asyncio.Task[None] | None = None
         self._interaction: InteractionManager | None = None
         self._chapter = 0
+        #: Chapters per volume for the next planning (the window asks the author).
+        self.volume_chapters: int | None = None
+        #: What the current (or last) run is: "continue", "rebuild", a lifecycle or an on-demand action.
+        self.run_name = "continue"
 
     # ------------------------------------------------------------------ public API
     @property
@@ -201,13 +251,39 @@ class PipelineController(QObject):
         """Start writing ``count`` chapters (no-op while running)."""
         if self.running or not self.project.is_open:
             return
+        self.run_name = "continue"
         self._start(self._run_chapters(max(1, int(count))))
 
     def rebuild(self, chapter: int) -> None:
         """Re-summarize a hand-edited chapter and replay the state; ``rebuild_finished`` reports it."""
         if self.running or not self.project.is_open:
             return
+        self.run_name = "rebuild"
         self._start(self._run_rebuild(int(chapter)))
+
+    def run_lifecycle(self, action: str) -> None:
+        """Run one lifecycle step of seed 004 §8.2 through the Orchestrator, asking through the dialogs:
+        ``quick_start`` (setup questions → world → characters → style → 3 trial chapters → review → plan
+        volume 1), ``plan`` (plan the current or next volume), ``review`` (the volume review) or ``check``
+        (the periodic checks due now). ``lifecycle_finished`` says what to do next."""
+        if self.running or not self.project.is_open:
+            return
+        if action not in LIFECYCLE_ACTIONS:
+            raise ValueError(f"unknown lifecycle action {action!r}")
+        self.run_name = action
+        self._start(self._guarded(lambda: self._lifecycle(action), _lifecycle_retry))
+
+    def run_action(self, name: str, /, **params: Any) -> None:
+        """Run an on-demand action (seed 004 §6 Layer 3) as the owned task: ``add_character``
+        (description), ``retire_character`` (slug, reason), ``extend_world`` (request), ``add_storyline``
+        (storyline_id, name, description), ``import_research`` (files), ``rejudge`` (chapter) or
+        ``reevaluate`` (chapters). ``lifecycle_finished`` reports the result."""
+        if self.running or not self.project.is_open:
+            return
+        if name not in ON_DEMAND_ACTIONS:
+            raise ValueError(f"unknown action {name!r}")
+        self.run_name = name
+        self._start(self._guarded(lambda: self._on_demand(name, params), _action_retry))
 
     def cancel(self) -> None:
         """Stop at once; the novel stays as it was (the chapter stays in staging, resumable)."""
@@ -322,19 +398,44 @@ class PipelineController(QObject):
             return tr("第 {volume} 卷还没有大纲：请先在“大纲”页写好本卷大纲，再续写。").format(volume=volume)
         return None
 
+    def _volume_written(self) -> int | None:
+        """The current volume when its last planned chapter is committed (nothing is in flight), else None."""
+        from novel_desktop.pipeline.volume_plan import volume_range
+
+        store = self.project.store
+        cp = store.checkpoint()
+        volume = int(cp.get("current_volume") or 1)
+        rng = volume_range(store, volume)
+        in_flight = cp.get("inflight_chapter") is not None and cp.get("pipeline_stage") not in (
+            None,
+            "committed",
+        )
+        done = int(cp.get("last_completed_chapter") or 0)
+        return volume if rng is not None and done >= rng[1] and not in_flight else None
+
+    async def _questions(self) -> tuple[InteractionManager, asyncio.Future[None]]:
+        """A fresh InteractionManager for this run and the task that shows its questions to the author."""
+        interaction = InteractionManager()
+        self._interaction = interaction
+        return interaction, asyncio.ensure_future(self._answer_questions(interaction))
+
     async def _write(self, count: int) -> None:
         from novel_desktop.agents.chapter import LLMChapterAgents
+        from novel_desktop.agents.planning import LLMPlanningAgents
         from novel_desktop.pipeline.chapter import ChapterPipeline
+        from novel_desktop.pipeline.checks import after_chapter
 
         problem = await asyncio.to_thread(self._check_outline)
         if problem:
             self.failed.emit(problem)
             return
+        finished = await asyncio.to_thread(self._volume_written)
+        if finished is not None:
+            self.volume_finished.emit(finished)
+            return
         settings = await self._prepare()
         store = self.project.store
-        interaction = InteractionManager()
-        self._interaction = interaction
-        questions = asyncio.ensure_future(self._answer_questions(interaction))
+        interaction, questions = await self._questions()
         try:
             async with self._llm_client(settings) as client:
                 pipeline = ChapterPipeline(
@@ -345,11 +446,152 @@ class PipelineController(QObject):
                     if outcome.status != "committed":
                         self.chapter_paused.emit(outcome.chapter, outcome.message)
                         break
+                    # The periodic checks (§6 Layer 3: brief and drift every 5, audit every 10) may pause.
+                    report = await after_chapter(
+                        store, outcome.chapter, agents=LLMPlanningAgents(client), interaction=interaction
+                    )
+                    if report.message:
+                        self.checks_reported.emit(outcome.chapter, report.message, report.pause)
+                    if report.pause:
+                        break
+                    finished = await asyncio.to_thread(self._volume_written)
+                    if finished is not None:
+                        self.volume_finished.emit(finished)
+                        break
+        finally:
+            questions.cancel()
+
+    # ------------------------------------------------------------------ lifecycle (§8.2)
+    async def _lifecycle(self, action: str) -> None:
+        from novel_desktop.agents.chapter import LLMChapterAgents
+        from novel_desktop.agents.planning import LLMPlanningAgents
+        from novel_desktop.domain.checkpoint import OrchestratorState as S
+        from novel_desktop.pipeline import checks, volume_plan
+        from novel_desktop.pipeline.orchestrator import Orchestrator, recommend
+
+        settings = await self._prepare()
+        store = self.project.store
+        interaction, questions = await self._questions()
+        try:
+            async with self._llm_client(settings) as client:
+                orchestrator = Orchestrator(
+                    store,
+                    LLMPlanningAgents(client),
+                    LLMChapterAgents(store, client),
+                    interaction,
+                    emit=self._on_event,
+                    volume_chapters=self.volume_chapters,
+                )
+                if action == "quick_start":
+                    # Through the trial chapters and their review to a confirmed plan of volume 1.
+                    await orchestrator.run_until_blocked(max_chapters=0, stop_at=frozenset({S.VOL_REVIEW}))
+                elif action == "plan":
+                    await asyncio.to_thread(volume_plan.begin_planning, store, None, self.volume_chapters)
+                    await orchestrator.run_until_blocked(stop_at=frozenset({S.WRITING, S.VOL_REVIEW, S.INIT}))
+                elif action == "review":
+                    await asyncio.to_thread(store.update_checkpoint, orchestrator_state=S.VOL_REVIEW)
+                    await orchestrator.step()
+                else:  # check
+                    last = int((await asyncio.to_thread(store.checkpoint)).get("last_completed_chapter") or 0)
+                    due = await asyncio.to_thread(checks.due_checks, store, last)
+                    if not due:
+                        self.step_finished.emit(tr("第 {n} 章没有到期的检查。").format(n=last))
+                    else:
+                        report = await checks.after_chapter(
+                            store, last, agents=orchestrator.planning, interaction=interaction
+                        )
+                        self.checks_reported.emit(last, report.message, report.pause)
+        finally:
+            questions.cancel()
+            self.project.notify_pipeline_commit()  # planning documents and chapters may have changed
+        rec = await asyncio.to_thread(recommend, store)
+        self.lifecycle_finished.emit(
+            action, tr("下一步：{label}——{reason}").format(label=tr(rec.label), reason=tr(rec.reason))
+        )
+
+    # ------------------------------------------------------------------ on-demand actions (§6 Layer 3)
+    async def _on_demand(self, name: str, params: dict[str, Any]) -> None:
+        from novel_desktop.pipeline import on_demand
+
+        store = self.project.store
+        if name == "retire_character":
+            result = await asyncio.to_thread(
+                on_demand.retire_character, store, params["slug"], params.get("reason", "")
+            )
+            message = result.message
+        elif name == "add_storyline":
+            result = await asyncio.to_thread(
+                lambda: on_demand.add_storyline(
+                    store,
+                    storyline_id=params["storyline_id"],
+                    name=params["name"],
+                    description=params.get("description", ""),
+                )
+            )
+            message = result.message
+        elif name == "import_research":
+            result = await asyncio.to_thread(on_demand.import_research_notes, store, params["files"])
+            message = "\n".join([result.message, *result.warnings])
+        else:
+            message = await self._on_demand_llm(name, params)
+        self.project.notify_pipeline_commit()
+        self.lifecycle_finished.emit(name, message)
+
+    async def _on_demand_llm(self, name: str, params: dict[str, Any]) -> str:
+        """The actions that call a model: CharacterWeaver, WorldBuilder, QualityJudge (one or a batch)."""
+        from novel_desktop.pipeline import on_demand
+
+        settings = await self._prepare()
+        store = self.project.store
+        interaction, questions = await self._questions()
+        try:
+            async with self._llm_client(settings) as client:
+                if name == "add_character":
+                    result = await on_demand.add_character(
+                        store, description=params["description"], client=client, interaction=interaction
+                    )
+                    return _with_cost([result.message, *result.warnings], result.cost_usd)
+                if name == "extend_world":
+                    result = await on_demand.extend_world(store, client, params["request"], interaction)
+                    return _with_cost([result.message, *result.warnings], result.cost_usd)
+                if name == "rejudge":
+                    self._chapter = int(params["chapter"])
+                    judged = await on_demand.rejudge(store, client, self._chapter)
+                    return _with_cost([_rejudged(judged), *judged.warnings], judged.cost_usd)
+                report = await on_demand.batch_reevaluate(
+                    store, client, list(params["chapters"]), on_progress=self.step_finished.emit
+                )
+                lines = [report.batch.note, *(_rejudged(r) for r in report.chapters.values())]
+                lines += [
+                    tr("第{n}章 重新评审失败，原评审保留：{reason}").format(n=n, reason=reason)
+                    for n, reason in report.failed.items()
+                ]
+                return _with_cost(lines, report.cost_usd)
         finally:
             questions.cancel()
 
     # ------------------------------------------------------------------ events → signals
-    def _on_event(self, event: PipelineEvent) -> None:
+    def _on_event(self, event: Any) -> None:
+        from novel_desktop.pipeline.orchestrator import (
+            ChecksReported,
+            StateChanged,
+            StepFinished,
+            StepRetrying,
+        )
+
+        if isinstance(event, StateChanged):
+            self.state_changed.emit(event.old, event.new)
+        elif isinstance(event, StepFinished):
+            lines = [event.message, *event.warnings]
+            self.step_finished.emit(_with_cost(lines, event.cost_usd))
+        elif isinstance(event, ChecksReported):
+            self.checks_reported.emit(event.chapter, event.message, event.pause)
+        elif isinstance(event, StepRetrying):
+            self.warning.emit(self._chapter, tr("出错，重试一次：{error}").format(error=event.error))
+        else:
+            self._on_pipeline_event(event)
+
+    def _on_pipeline_event(self, event: PipelineEvent) -> None:
         if isinstance(event, TextDelta):
             self.text_delta.emit(event.chapter, event.text)
         elif isinstance(event, StageStarted):

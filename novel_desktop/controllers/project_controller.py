@@ -192,6 +192,19 @@ class ProjectController(QObject):
 
         return recommend(self._store)
 
+    def planned_chapters(self, volume: int) -> int:
+        """How many chapters the author wants in ``volume`` (30 until they say otherwise)."""
+        from novel_desktop.pipeline.volume_plan import plan_params
+
+        return plan_params(self.store, volume).chapters
+
+    def set_planned_chapters(self, volume: int, chapters: int) -> None:
+        """Remember the chapter count the next planning of ``volume`` uses."""
+        from novel_desktop.pipeline.volume_plan import PlanParams, plan_params, set_plan_params
+
+        params = plan_params(self.store, volume)
+        set_plan_params(self.store, volume, PlanParams(chapters, params.direction, params.round))
+
     def export_book(self, out_path: str | Path, fmt: str) -> ExportResult:
         """Export the whole novel as ``fmt`` (txt, md, epub, docx). Raises ExportError."""
         from novel_desktop.storage.book_export import export_book

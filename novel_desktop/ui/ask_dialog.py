@@ -9,6 +9,7 @@ The dialog cannot be submitted until every required question is answered, and wh
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -17,6 +18,7 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
     QDialogButtonBox,
+    QFileDialog,
     QFrame,
     QGroupBox,
     QHBoxLayout,
@@ -43,6 +45,8 @@ from novel_desktop.ui.i18n import tr
 
 ANSWERED_BY = "novel_desktop"
 _RECOMMENDED_MARKERS = ("推荐", "recommended")
+#: A free-text question whose id ends so asks for file paths, and gets a 选择文件… button.
+FILES_SUFFIX = "_files"
 
 
 def is_recommended(option: QuestionOption) -> bool:
@@ -69,6 +73,7 @@ class _QuestionBox(QGroupBox):
         self.other_edit: QLineEdit | None = None
         self.text_edit: QPlainTextEdit | None = None
         self._group: QButtonGroup | None = None
+        self.browse_button: QPushButton | None = None
 
         layout = QVBoxLayout(self)
         layout.setSpacing(6)
@@ -91,6 +96,11 @@ class _QuestionBox(QGroupBox):
                 self.text_edit.setPlainText(question.default)
             self.text_edit.textChanged.connect(self.changed)
             layout.addWidget(self.text_edit)
+            if question.id.endswith(FILES_SUFFIX):
+                # A question for file paths (the quick start's style samples): pick them instead of typing.
+                self.browse_button = QPushButton(tr("选择文件…"))
+                self.browse_button.clicked.connect(self._on_browse_clicked)
+                layout.addWidget(self.browse_button, 0, Qt.AlignmentFlag.AlignLeft)
             return
 
         single = question.kind == "single_choice"
@@ -118,6 +128,13 @@ class _QuestionBox(QGroupBox):
             row.addWidget(self.other_edit, 1)
             layout.addLayout(row)
         self._preselect()
+
+    def _on_browse_clicked(self) -> None:
+        files, _ = QFileDialog.getOpenFileNames(
+            self, self.question.header, str(Path.home()), tr("文本 (*.txt *.md);;所有文件 (*)")
+        )
+        if files and self.text_edit is not None:
+            self.text_edit.setPlainText(", ".join(files))
 
     def _on_other_edited(self, _text: str) -> None:
         if self.other_button is not None:

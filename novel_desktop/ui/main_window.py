@@ -40,6 +40,7 @@ from novel_desktop.config import AppSettings, load_app_settings, save_app_settin
 from novel_desktop.controllers.pipeline_controller import PipelineController
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.paths import user_config_dir
+from novel_desktop.storage.layout import volume_dir
 from novel_desktop.storage.lock import ProjectLocked
 from novel_desktop.ui.chapter_editor import ChapterEditor, ChapterTab
 from novel_desktop.ui.find_replace import FindReplaceDialog
@@ -48,6 +49,7 @@ from novel_desktop.ui.pipeline_dock import LiveDraftView, PipelineDock
 from novel_desktop.ui.project_tree import ProjectTree, chapter_label
 from novel_desktop.ui.revision_dialog import RevisionDialog
 from novel_desktop.ui.start_page import StartPage
+from novel_desktop.ui.story_actions import StoryActions
 
 log = logging.getLogger(__name__)
 
@@ -60,8 +62,22 @@ VIEWS = {
     "storylines": ("故事线", "novel_desktop.ui.storyline_view", "StorylineView"),
     "foreshadowing": ("伏笔", "novel_desktop.ui.foreshadowing_view", "ForeshadowingView"),
 }
-#: Recommended actions the window cannot run itself yet, and the command that does it.
-CLI_ACTIONS = {"quick_start": "novel start", "plan": "novel plan", "review": "novel review"}
+#: What the author reads while a run goes on, for the title of its error message.
+RUN_TITLES = {
+    "continue": "续写",
+    "rebuild": "重建",
+    "quick_start": "快速起步",
+    "plan": "卷规划",
+    "review": "卷末回顾",
+    "check": "定期检查",
+    "add_character": "添加角色",
+    "retire_character": "角色退场",
+    "extend_world": "扩展世界观",
+    "add_storyline": "添加故事线",
+    "import_research": "导入研究资料",
+    "rejudge": "重新评审",
+    "reevaluate": "批量重新评审",
+}
 
 
 def layout_settings() -> QSettings:
@@ -88,6 +104,7 @@ class MainWindow(QMainWindow):
         self._live_chapter = 0
         self._find_dialog: FindReplaceDialog | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self.story = StoryActions(self.project, self.pipeline, self, self._current_chapter_number)
 
         # --- centre: the start page or the tabs
         self.start_page = StartPage(self.project)
@@ -192,6 +209,26 @@ class MainWindow(QMainWindow):
         self.rebuild_action = a(
             tr("重建…"), self.rebuild_stale, tip=tr("重新摘要手改过的章节、重放故事状态，并检查后续章节")
         )
+        self.quick_start_action = a(
+            tr("快速起步…"),
+            lambda: self.run_lifecycle("quick_start"),
+            tip=tr("回答题材、主角、冲突和平台，生成设定、角色和文风，试写 3 章"),
+        )
+        self.plan_action = a(
+            tr("规划卷…"),
+            lambda: self.run_lifecycle("plan"),
+            tip=tr("规划当前卷或下一卷：大纲、章节契约、故事线调度、伏笔"),
+        )
+        self.review_action = a(
+            tr("卷末回顾"),
+            lambda: self.run_lifecycle("review"),
+            tip=tr("全卷一致性报告、伏笔完成度、下卷铺垫、状态清理，然后进入下一卷规划"),
+        )
+        self.check_action = a(
+            tr("定期检查"),
+            lambda: self.run_lifecycle("check"),
+            tip=tr("现在运行到期的质量简报、文风漂移和一致性检查"),
+        )
         self.settings_action = a(tr("设置"), self.show_settings, "Ctrl+,")
         self.outline_action = a(tr("大纲"), lambda: self.open_view("outline"))
         self.storylines_action = a(tr("故事线"), lambda: self.open_view("storylines"))
@@ -206,6 +243,10 @@ class MainWindow(QMainWindow):
             self.continue_action,
             self.continue_n_action,
             self.rebuild_action,
+            self.quick_start_action,
+            self.plan_action,
+            self.review_action,
+            self.check_action,
             self.outline_action,
             self.storylines_action,
             self.foreshadowing_action,
@@ -231,7 +272,14 @@ class MainWindow(QMainWindow):
         write_menu = bar.addMenu(tr("写作"))
         write_menu.addActions([self.continue_action, self.continue_n_action, self.stop_action])
         write_menu.addSeparator()
+        write_menu.addActions(
+            [self.quick_start_action, self.plan_action, self.review_action, self.check_action]
+        )
+        write_menu.addSeparator()
         write_menu.addAction(self.rebuild_action)
+
+        self.story_menu = bar.addMenu(tr("故事"))
+        self.story.fill_menu(self.story_menu)
 
         view_menu = bar.addMenu(tr("视图"))
         view_menu.addActions([self.outline_action, self.storylines_action, self.foreshadowing_action])
@@ -266,6 +314,8 @@ class MainWindow(QMainWindow):
         pc.failed.connect(self._on_pipeline_failed)
         pc.finished.connect(self._on_pipeline_finished)
         pc.rebuild_finished.connect(self._on_pipeline_rebuild_finished)
+        pc.lifecycle_finished.connect(self._on_pipeline_lifecycle_finished)
+        pc.volume_finished.connect(self._on_pipeline_volume_finished)
         self.tree.chapter_requested.connect(self.open_chapter)
         self.tree.view_requested.connect(self._on_tree_view_requested)
         self.tree.document_requested.connect(self.open_document)
@@ -536,6 +586,7 @@ class MainWindow(QMainWindow):
         is_open = self.project.is_open
         for action in self._novel_actions:
             action.setEnabled(is_open)
+        self.story.set_enabled(is_open)
         self.tree.reload()
         self._rebuild_recent_menu()
         if is_open:
@@ -756,16 +807,49 @@ class MainWindow(QMainWindow):
         elif action == "continue":
             self.show_workspace()
             self.continue_one()
-        elif action in CLI_ACTIONS:
-            # TODO(pipeline controller): the lifecycle steps (quick start, volume planning, review) are run by
-            # the Orchestrator; until the pipeline controller exposes them, the window points to the CLI.
-            QMessageBox.information(
-                self,
-                tr("下一步"),
-                tr("这一步目前在命令行运行：\n\n    {command} {path}").format(
-                    command=CLI_ACTIONS[action], path=self.project.path or ""
-                ),
-            )
+        else:
+            self.run_lifecycle(action)
+
+    def run_lifecycle(self, action: str) -> None:
+        """Quick start, volume planning, the volume review or the periodic checks, through the pipeline
+        controller; its questions come as dialogs over this window."""
+        if not self.project.is_open or self.pipeline.running:
+            return
+        self.save_all()
+        state = self.project.recommendation().state
+        if action == "quick_start" and state == "INIT":
+            count = self._ask_volume_chapters(1)
+            if count is None:
+                return
+            self.project.set_planned_chapters(1, count)
+        self.pipeline.volume_chapters = None
+        if action == "plan":
+            cp = self.project.checkpoint()
+            volume = int(cp.get("current_volume") or 1)
+            if state not in ("VOL_PLANNING",) and self.project.recommendation().action == "review":
+                volume += 1  # the current volume is written: this plans the next one
+            count = self._ask_volume_chapters(volume)
+            if count is None:
+                return
+            self.pipeline.volume_chapters = count
+        self.show_workspace()
+        self.progress_dock.show()
+        self.pipeline.run_lifecycle(action)
+
+    def _ask_volume_chapters(self, volume: int) -> int | None:
+        count, ok = QInputDialog.getInt(
+            self,
+            tr("第 {v} 卷").format(v=volume),
+            tr("第 {v} 卷计划写多少章？").format(v=volume),
+            self.project.planned_chapters(volume),
+            1,
+            500,
+        )
+        return count if ok else None
+
+    def _current_chapter_number(self) -> int | None:
+        editor = self.current_editor()
+        return editor.number if editor is not None else None
 
     def continue_one(self) -> None:
         self.continue_chapters(1)
@@ -902,8 +986,18 @@ class MainWindow(QMainWindow):
 
     def _on_pipeline_running_changed(self, running: bool) -> None:
         self.stop_action.setEnabled(running)
-        for action in (self.continue_action, self.continue_n_action, self.rebuild_action):
+        runs = (
+            self.continue_action,
+            self.continue_n_action,
+            self.rebuild_action,
+            self.quick_start_action,
+            self.plan_action,
+            self.review_action,
+            self.check_action,
+        )
+        for action in runs:
             action.setEnabled(not running and self.project.is_open)
+        self.story.set_enabled(not running and self.project.is_open)
 
     def _on_pipeline_chapter_started(self, chapter: int, _resumed: str) -> None:
         live = self._ensure_live_tab(chapter)
@@ -921,7 +1015,11 @@ class MainWindow(QMainWindow):
             self.quality_panel.refresh()
 
     def _on_pipeline_failed(self, message: str) -> None:
-        QMessageBox.warning(self, tr("续写没有完成"), message)
+        QMessageBox.warning(
+            self,
+            tr("{what}没有完成").format(what=tr(RUN_TITLES.get(self.pipeline.run_name, "操作"))),
+            message,
+        )
 
     def _on_pipeline_finished(self) -> None:
         if self._live is not None:
@@ -949,6 +1047,20 @@ class MainWindow(QMainWindow):
             )
         else:
             self.statusBar().showMessage(tr("第{n}章重建完成；后续章节与新状态一致").format(n=chapter), 10000)
+
+    def _on_pipeline_lifecycle_finished(self, _action: str, message: str) -> None:
+        # Planning writes outlines and contracts, a review archives a volume: views re-read what they show.
+        self.tree.reload()
+        for volume, _title in self.project.volumes():
+            # The views re-read an outline on this signal, and keep one with unsaved edits as it is.
+            self.project.document_changed.emit(f"{volume_dir(volume)}/outline.md")
+        last = message.strip().splitlines()[-1] if message.strip() else ""
+        self.statusBar().showMessage(last, 15000)
+
+    def _on_pipeline_volume_finished(self, volume: int) -> None:
+        self.statusBar().showMessage(
+            tr("第 {v} 卷已写完：下一步是卷末回顾（写作 → 卷末回顾）").format(v=volume), 15000
+        )
 
     # ------------------------------------------------------------------ closing
     def closeEvent(self, event: QCloseEvent) -> None:

@@ -168,6 +168,11 @@ class PipelineDock(QWidget):
         p.cancelled.connect(self._on_pipeline_cancelled)
         p.failed.connect(self._on_pipeline_failed)
         p.rebuild_finished.connect(self._on_pipeline_rebuild_finished)
+        p.state_changed.connect(self._on_pipeline_state_changed)
+        p.step_finished.connect(self._on_pipeline_step_finished)
+        p.checks_reported.connect(self._on_pipeline_checks_reported)
+        p.volume_finished.connect(self._on_pipeline_volume_finished)
+        p.lifecycle_finished.connect(self._on_pipeline_lifecycle_finished)
         self.continue_button.clicked.connect(self._on_continue_clicked)
         self.stop_button.clicked.connect(self._on_stop_clicked)
 
@@ -328,6 +333,46 @@ class PipelineDock(QWidget):
             )
         else:
             self.log(tr("{ch} 重建完成；后续章节与新状态一致").format(ch=self._chapter_name(chapter)), "ok")
+
+    def _on_pipeline_state_changed(self, old: str, new: str) -> None:
+        self.log(
+            tr("阶段：{old} → {new}").format(
+                old=tr(STATE_NAMES.get(old, old)), new=tr(STATE_NAMES.get(new, new))
+            )
+        )
+
+    def _on_pipeline_step_finished(self, message: str) -> None:
+        for line in message.splitlines():
+            if line.strip():
+                self.log(line, "ok")
+
+    def _on_pipeline_checks_reported(self, chapter: int, message: str, pause: bool) -> None:
+        for line in message.splitlines():
+            if line.strip():
+                self.log(line, "warning" if pause else "info")
+        if pause:
+            self._mark_stopped()
+            self.log(
+                tr("{ch} 之后的检查要求暂停，处理后再续写").format(ch=self._chapter_name(chapter)), "warning"
+            )
+
+    def _on_pipeline_volume_finished(self, volume: int) -> None:
+        self.log(tr("第 {v} 卷已写完：下一步是卷末回顾（写作 → 卷末回顾）").format(v=volume), "ok")
+
+    def _on_pipeline_lifecycle_finished(self, _action: str, message: str) -> None:
+        self._on_pipeline_step_finished(message)
+
+
+#: The §8.2 states as the author reads them.
+STATE_NAMES = {
+    "INIT": "新建",
+    "QUICK_START": "快速起步",
+    "VOL_PLANNING": "卷规划",
+    "WRITING": "写作",
+    "CHAPTER_REWRITE": "修订",
+    "VOL_REVIEW": "卷末回顾",
+    "ERROR_RETRY": "出错重试",
+}
 
 
 class LiveDraftView(QPlainTextEdit):

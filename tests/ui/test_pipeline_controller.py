@@ -101,6 +101,12 @@ def answer_with(choice: str) -> Any:
     return asker
 
 
+def answer_recommended(request: InteractionRequest) -> AnswerSpec:
+    """Every question answered with its default (the recommended option), as an author clicking 确定."""
+    answers = {q.id: q.default for q in request.spec.questions if q.default is not None}
+    return build_answer_spec(request.spec, answers, answered_by="novel_desktop")
+
+
 def test_continue_one_chapter_end_to_end(
     qloop: qasync.QEventLoop, project: ProjectController, fake: FakeAnthropicServer
 ) -> None:
@@ -268,7 +274,8 @@ def test_overloaded_after_retries_fails_and_the_chapter_resumes(
 def test_edit_a_committed_chapter_then_rebuild_lists_the_later_chapters(
     qloop: qasync.QEventLoop, project: ProjectController, fake: FakeAnthropicServer
 ) -> None:
-    controller = PipelineController(project)
+    # Chapter 5 is due for the quality brief; the author keeps writing (its recommended 继续).
+    controller = PipelineController(project, asker=answer_recommended)
     run_until_finished(qloop, controller, lambda: controller.continue_chapters(3))
     marked = project.save_chapter(4, project.chapter_text(4) + "\n\n　　他改道去了苍梧宗山门。")
     assert marked == [4, 5]
@@ -356,3 +363,54 @@ def test_the_gate_question_is_a_dialog_over_the_window(
     assert seen == ["第3章低分"]
     assert [c.number for c in project.chapters()] == [1, 2, 3]
     assert project.pipeline_log(3)["gate_decision"] == "force_pass"
+
+
+def test_continue_runs_the_periodic_checks_and_stops_at_the_end_of_the_volume(
+    qloop: qasync.QEventLoop, project: ProjectController, fake: FakeAnthropicServer
+) -> None:
+    """Writing chapters 3-5 of the 5-chapter volume: after chapter 5 the quality brief and the drift check
+    report, the brief is asked as a question, and the run stops at the volume's end instead of failing on
+    a chapter the outline does not have."""
+    topics: list[str] = []
+
+    def asker(request: InteractionRequest) -> AnswerSpec:
+        topics.append(request.spec.topic)
+        return answer_recommended(request)
+
+    controller = PipelineController(project, asker=asker)
+    rec = Recorder(controller)
+    reports: list[tuple[int, str, bool]] = []
+    finished: list[int] = []
+    controller.checks_reported.connect(lambda n, text, pause: reports.append((n, text, pause)))
+    controller.volume_finished.connect(finished.append)
+    run_until_finished(qloop, controller, lambda: controller.continue_chapters(10))
+
+    assert [c.number for c in project.chapters()] == [1, 2, 3, 4, 5]
+    assert rec.args("failed") == []
+    assert topics == ["quality brief"]
+    [(chapter, text, pause)] = reports
+    assert chapter == 5 and not pause
+    assert "第 1-5 章质量简报" in text and "文风" in text
+    assert finished == [1]
+
+    # Continuing a written volume says so at once and calls no model.
+    writer_calls = len(fake.requests_for("chapter_writer"))
+    run_until_finished(qloop, controller, lambda: controller.continue_chapters(1))
+    assert finished == [1, 1]
+    assert len(fake.requests_for("chapter_writer")) == writer_calls
+    assert project.recommendation().action == "review"
+
+
+def test_a_brief_answered_回看_pauses_the_run(
+    qloop: qasync.QEventLoop, project: ProjectController, fake: FakeAnthropicServer
+) -> None:
+    def asker(request: InteractionRequest) -> AnswerSpec:
+        return build_answer_spec(request.spec, {"brief_action": "回看"}, answered_by="novel_desktop")
+
+    controller = PipelineController(project, asker=asker)
+    reports: list[tuple[int, str, bool]] = []
+    controller.checks_reported.connect(lambda n, text, pause: reports.append((n, text, pause)))
+    run_until_finished(qloop, controller, lambda: controller.continue_chapters(10))
+    [(chapter, text, pause)] = reports
+    assert (chapter, pause) == (5, True)
+    assert "已暂停" in text
