@@ -18,6 +18,7 @@ from novel_desktop.storage.store import ChapterInfo, NovelStore, RevisionInfo, S
 
 if TYPE_CHECKING:
     from novel_desktop.analysis.ai_phrases import PhraseEntry
+    from novel_desktop.analysis.manuscript import Manuscript, SplitResult
     from novel_desktop.pipeline.orchestrator import Recommendation
     from novel_desktop.storage.book_export import ExportResult
     from novel_desktop.storage.manuscript_import import ImportSummary
@@ -212,16 +213,30 @@ class ProjectController(QObject):
         return export_book(self.store, out_path, fmt)
 
     @staticmethod
-    def import_manuscript(source: str | Path, target: str | Path, *, title: str) -> ImportSummary:
-        """Split a manuscript (txt/docx/epub) into chapters and create the novel ``target`` from it."""
+    def read_manuscript(source: str | Path) -> tuple[Manuscript, SplitResult]:
+        """Read a manuscript (txt/md/docx/epub) and split it into chapters; nothing is written.
+        Raises ManuscriptError for a file that cannot be read."""
         from novel_desktop.analysis.manuscript import read_manuscript, split_manuscript
-        from novel_desktop.storage.manuscript_import import import_manuscript
 
         manuscript = read_manuscript(source)
-        split = split_manuscript(manuscript.text)
+        return manuscript, split_manuscript(manuscript.text)
+
+    @staticmethod
+    def write_manuscript(
+        source: str | Path, manuscript: Manuscript, split: SplitResult, target: str | Path, *, title: str
+    ) -> ImportSummary:
+        """Create the novel ``target`` from a split the author has seen and confirmed."""
+        from novel_desktop.storage.manuscript_import import import_manuscript
+
         return import_manuscript(
             split, target, title=title, source_name=Path(source).name, encoding=manuscript.encoding
         )
+
+    @classmethod
+    def import_manuscript(cls, source: str | Path, target: str | Path, *, title: str) -> ImportSummary:
+        """Split a manuscript (txt/docx/epub) into chapters and create the novel ``target`` from it."""
+        manuscript, split = cls.read_manuscript(source)
+        return cls.write_manuscript(source, manuscript, split, target, title=title)
 
     # ------------------------------------------------------------------ writes
     def save_chapter(self, number: int, text: str) -> list[int]:

@@ -15,7 +15,16 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QByteArray, QSettings, Qt
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShowEvent, QTextCursor
+from PySide6.QtGui import (
+    QAction,
+    QCloseEvent,
+    QDragEnterEvent,
+    QDragMoveEvent,
+    QDropEvent,
+    QKeySequence,
+    QShowEvent,
+    QTextCursor,
+)
 from PySide6.QtWidgets import (
     QApplication,
     QDockWidget,
@@ -142,6 +151,7 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.counts_label)
         self.statusBar().addPermanentWidget(self.novel_label)
 
+        self.setAcceptDrops(True)  # style samples and manuscripts can be dropped anywhere on the window
         self._create_actions()
         self._create_menus()
         self._connect()
@@ -233,6 +243,9 @@ class MainWindow(QMainWindow):
         self.outline_action = a(tr("大纲"), lambda: self.open_view("outline"))
         self.storylines_action = a(tr("故事线"), lambda: self.open_view("storylines"))
         self.foreshadowing_action = a(tr("伏笔"), lambda: self.open_view("foreshadowing"))
+        self.style_action = a(
+            tr("文风"), self.show_style, tip=tr("文风档案：拖入 1-3 章样本测量文风，或直接编辑")
+        )
         self.stop_action.setEnabled(False)
         # Actions that need an open novel (enabled in _update_for_project).
         self._novel_actions = [
@@ -250,6 +263,7 @@ class MainWindow(QMainWindow):
             self.outline_action,
             self.storylines_action,
             self.foreshadowing_action,
+            self.style_action,
         ]
         self._editor_actions = [self.indent_action, self.history_action]
 
@@ -282,7 +296,9 @@ class MainWindow(QMainWindow):
         self.story.fill_menu(self.story_menu)
 
         view_menu = bar.addMenu(tr("视图"))
-        view_menu.addActions([self.outline_action, self.storylines_action, self.foreshadowing_action])
+        view_menu.addActions(
+            [self.outline_action, self.storylines_action, self.foreshadowing_action, self.style_action]
+        )
         view_menu.addSeparator()
         for dock in (self.tree_dock, self.quality_dock, self.progress_dock):
             view_menu.addAction(dock.toggleViewAction())
@@ -298,7 +314,9 @@ class MainWindow(QMainWindow):
         toolbar.addSeparator()
         toolbar.addActions([self.history_action, self.find_action, self.indent_action])
         toolbar.addSeparator()
-        toolbar.addActions([self.outline_action, self.storylines_action, self.foreshadowing_action])
+        toolbar.addActions(
+            [self.outline_action, self.storylines_action, self.foreshadowing_action, self.style_action]
+        )
         toolbar.addSeparator()
         toolbar.addAction(self.settings_action)
         self.addToolBar(toolbar)
@@ -485,29 +503,111 @@ class MainWindow(QMainWindow):
         source, _ = QFileDialog.getOpenFileName(
             self, tr("导入书稿"), str(Path.home()), tr("书稿 (*.txt *.md *.docx *.epub)")
         )
-        if not source:
-            return
+        if source:
+            self.import_manuscript(source)
+
+    def import_manuscript(self, source: str | Path) -> None:
+        """Read and split a manuscript (in a worker thread), show what it splits into, and only when the
+        author confirms, write it as a new novel and open it."""
         src = Path(source)
-        target, _ = QFileDialog.getSaveFileName(
-            self, tr("新小说保存为"), str(src.with_suffix(".novel")), tr("小说 (*.novel)")
-        )
-        if not target:
+
+        def preview(result: Any) -> None:
+            from novel_desktop.ui.import_dialog import ImportPreviewDialog
+
+            manuscript, split = result
+            title = ImportPreviewDialog.confirm(self, src, manuscript, split)
+            if title is None:
+                return
+            target, _ = QFileDialog.getSaveFileName(
+                self, tr("新小说保存为"), str(src.with_suffix(".novel")), tr("小说 (*.novel)")
+            )
+            if not target:
+                return
+            if not target.endswith(".novel"):
+                target += ".novel"
+            if Path(target).exists():
+                QMessageBox.warning(
+                    self,
+                    tr("导入失败"),
+                    tr("{path} 已经存在，导入不会覆盖已有的小说。请换一个文件名。").format(path=target),
+                )
+                return
+
+            def done(summary: Any) -> None:
+                QMessageBox.information(
+                    self,
+                    tr("导入完成"),
+                    tr("《{title}》：{chapters} 章，{volumes} 卷，共 {chars} 字。").format(
+                        title=summary.title, chapters=summary.chapters, volumes=summary.volumes,
+                        chars=f"{summary.total_chars:,}",
+                    ),
+                )  # fmt: skip
+                self.open_novel(target)
+
+            self.run_blocking(
+                lambda: ProjectController.write_manuscript(src, manuscript, split, target, title=title),
+                done,
+                tr("导入失败"),
+            )
+
+        self.run_blocking(lambda: ProjectController.read_manuscript(src), preview, tr("无法读取书稿"))
+
+    def show_style(self, paths: list[str] | None = None) -> None:
+        """The style profile: measured from sample files (when given), editable, saved to the novel."""
+        from novel_desktop.ui.style_drop import StyleProfileDialog
+
+        if not self.project.is_open:
+            QMessageBox.information(self, tr("文风档案"), tr("先打开或新建一部小说，再设置它的文风。"))
             return
+        StyleProfileDialog.show_for(self, self.project, paths or [])
 
-        def done(summary: Any) -> None:
-            QMessageBox.information(
-                self,
-                tr("导入完成"),
-                tr("《{title}》：{chapters} 章，{volumes} 卷，共 {chars} 字。").format(
-                    title=summary.title, chapters=summary.chapters, volumes=summary.volumes,
-                    chars=f"{summary.total_chars:,}",
-                ),
-            )  # fmt: skip
-            self.open_novel(target)
+    # ------------------------------------------------------------------ drag and drop
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        from novel_desktop.ui.style_drop import local_paths
 
-        self.run_blocking(
-            lambda: ProjectController.import_manuscript(src, target, title=src.stem), done, tr("导入失败")
-        )
+        if local_paths(event):
+            event.acceptProposedAction()
+
+    def dragMoveEvent(self, event: QDragMoveEvent) -> None:
+        from novel_desktop.ui.style_drop import local_paths
+
+        if local_paths(event):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        from novel_desktop.ui.style_drop import local_paths
+
+        paths = local_paths(event)
+        if paths:
+            event.acceptProposedAction()
+            self.handle_dropped_files(paths)
+
+    def handle_dropped_files(self, paths: list[str]) -> None:
+        """1-3 short files are style samples (measured into the style profile); one long file or an EPUB
+        is a manuscript (offered for import); anything else is explained."""
+        from novel_desktop.ui.style_drop import classify_drop
+
+        def decided(kind: Any) -> None:
+            if kind == "samples":
+                self.show_style(paths)
+            elif kind == "manuscript":
+                answer = QMessageBox.question(
+                    self,
+                    tr("导入书稿"),
+                    tr("“{name}”像是一部书稿。按章节拆分，导入成一部新小说？").format(
+                        name=Path(paths[0]).name
+                    ),
+                )
+                if answer == QMessageBox.StandardButton.Yes:
+                    self.import_manuscript(paths[0])
+            else:
+                QMessageBox.information(
+                    self,
+                    tr("无法使用这些文件"),
+                    tr("拖入 1-3 个样本（txt/md/docx，共 3 万字内）测文风，或拖入一部书稿导入。"),
+                )
+
+        self.run_blocking(lambda: classify_drop(paths), decided, tr("无法读取文件"))
 
     def export_dialog(self) -> None:
         if not self.project.is_open:

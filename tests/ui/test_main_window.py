@@ -247,6 +247,7 @@ def test_english_catalogue_covers_the_window(qtbot: QtBot) -> None:
     sources = [
         "main_window",
         "story_actions",
+        "import_dialog",
         "start_page",
         "project_tree",
         "chapter_editor",
