@@ -47,9 +47,14 @@ class ImportPreviewDialog(QDialog):
         layout = QVBoxLayout(self)
 
         total = sum(c.chars for c in split.chapters)
+        volumes = (
+            tr("{n} 卷").format(n=len(split.volumes))
+            if split.volumes
+            else tr("没有分卷标题，全部归入第 1 卷")
+        )
         self.summary_label = QLabel(
-            tr("识别到 {chapters} 章、{volumes} 卷，共 {chars} 字（{fmt}，编码 {encoding}）。").format(
-                chapters=len(split.chapters), volumes=len(split.volumes), chars=f"{total:,}",
+            tr("识别到 {chapters} 章（{volumes}），共 {chars} 字；{fmt} 文件，编码 {encoding}。").format(
+                chapters=len(split.chapters), volumes=volumes, chars=f"{total:,}",
                 fmt=manuscript.source_format, encoding=manuscript.encoding,
             )
         )  # fmt: skip
