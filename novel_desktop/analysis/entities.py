@@ -21,6 +21,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -583,8 +584,10 @@ def _retired_speaking(
     return findings
 
 
-def _wildcards(name: str) -> list[str]:
-    return [f"{name[:i]}\0{name[i + 1 :]}" for i in range(len(name))]
+@lru_cache(maxsize=65536)
+def _wildcards(name: str) -> tuple[str, ...]:
+    # Cached: a re-analysis after one edit sees the same few thousand names again.
+    return tuple(f"{name[:i]}\0{name[i + 1 :]}" for i in range(len(name)))
 
 
 def _near_duplicates(
@@ -595,7 +598,12 @@ def _near_duplicates(
 ) -> list[ContinuityFinding]:
     """Names one character apart: record against record, record against any detected name (a typo may occur
     once), and a rare detected person name against a frequent one. Bucketing by "name with one character
-    wildcarded" keeps this linear in the number of names."""
+    wildcarded" keeps this linear in the number of names.
+
+    Two detected names can only be a typo pair when the rare one occurs at most ``MAX_TYPO_COUNT`` times and
+    the common one at least ``max(min_detected, 2 * TYPO_RATIO)`` times (see :func:`_near_pair`), so only
+    those are paired: on a whole classical novel this skips thousands of pairs that could never be reported.
+    """
     owner: dict[str, str] = {}
     for entity in records.entities:
         for name in entity.names():
@@ -603,34 +611,43 @@ def _near_duplicates(
     names: dict[str, tuple[str, int | None]] = {
         name: (key, None) for name, key in owner.items() if len(name) >= 2
     }
-    frequent = {w for w, (tag, total) in detected.items() if tag == "nr" and total >= min_detected}
-    anchors: dict[str, list[str]] = defaultdict(list)
-    for name in [*names, *frequent]:
+    common_at = max(min_detected, 2 * TYPO_RATIO)
+    record_anchors: dict[str, list[str]] = defaultdict(list)
+    for name in names:
         for wildcard in _wildcards(name):
-            anchors[wildcard].append(name)
+            record_anchors[wildcard].append(name)
+    common_anchors: dict[str, list[str]] = defaultdict(list)
+    for word, (tag, total) in detected.items():
+        if tag == "nr" and total >= common_at and len(word) >= 2:
+            for wildcard in _wildcards(word):
+                common_anchors[wildcard].append(word)
     for word, (_, total) in detected.items():
         names.setdefault(word, (f"detected:{word}", total))
-    seen: set[frozenset[str]] = set()
+    seen: set[tuple[str, str]] = set()
     findings: list[ContinuityFinding] = []
     typo_like: dict[str, list[ContinuityFinding]] = defaultdict(list)
-    candidates = [n for n in names if len(n) >= 2]
-    for name in candidates:
+
+    def pair(anchor: str, name: str) -> ContinuityFinding | None:
+        key = (anchor, name) if anchor < name else (name, anchor)
+        if anchor == name or key in seen or names[anchor][0] == names[name][0]:
+            return None
+        seen.add(key)
+        return _near_pair(anchor, name, names, detected_first, min_detected)
+
+    for name in [n for n in names if len(n) >= 2]:
+        count = names[name][1]
+        rare_person = count is not None and count <= MAX_TYPO_COUNT and detected[name][0] == "nr"
         for wildcard in _wildcards(name):
-            for anchor in anchors.get(wildcard, ()):
-                pair = frozenset((anchor, name))
-                if anchor == name or pair in seen or names[anchor][0] == names[name][0]:
-                    continue
-                seen.add(pair)
-                both_detected = names[name][1] is not None and names[anchor][1] is not None
-                if both_detected and detected[name][0] != "nr":
-                    continue
-                finding = _near_pair(anchor, name, names, detected_first, min_detected)
-                if finding is None:
-                    continue
-                if both_detected:
-                    typo_like[finding.entity].append(finding)
-                else:
+            for anchor in record_anchors.get(wildcard, ()):
+                finding = pair(anchor, name)
+                if finding is not None:
                     findings.append(finding)
+            if not rare_person:
+                continue
+            for anchor in common_anchors.get(wildcard, ()):
+                finding = pair(anchor, name)
+                if finding is not None:
+                    typo_like[finding.entity].append(finding)
     # A rare word one character away from several frequent names is a word of its own, not a slip of one.
     findings.extend(group[0] for group in typo_like.values() if len(group) == 1)
     return findings
