@@ -192,13 +192,26 @@ def cmd_character_retire(args: argparse.Namespace) -> int:
 
 
 def cmd_world_extend(args: argparse.Namespace) -> int:
+    from novel_desktop.agents.planning import LLMPlanningAgents
+    from novel_desktop.pipeline.checks import propagate_rule_change
     from novel_desktop.pipeline.on_demand import extend_world
 
     with open_store(args.novel, write=True) as store:
         interaction = _interaction(args)
-        return _report(
-            _run(lambda: _with_client(lambda c: extend_world(store, c, args.request, interaction)))
-        )
+
+        async def work(client: Any) -> Any:
+            result = await extend_world(store, client, args.request, interaction)
+            if result.rule_ids:
+                # §6.5.5: list the contracts the new or changed rules touch and offer to update them.
+                impact = await propagate_rule_change(
+                    store, LLMPlanningAgents(client), interaction, result.rule_ids
+                )
+                result.message = "\n".join([result.message, impact.message])
+                result.warnings += impact.warnings
+                result.cost_usd += impact.cost_usd
+            return result
+
+        return _report(_run(lambda: _with_client(work)))
 
 
 def cmd_storyline_add(args: argparse.Namespace) -> int:

@@ -553,7 +553,18 @@ class PipelineController(QObject):
                     return _with_cost([result.message, *result.warnings], result.cost_usd)
                 if name == "extend_world":
                     result = await on_demand.extend_world(store, client, params["request"], interaction)
-                    return _with_cost([result.message, *result.warnings], result.cost_usd)
+                    lines, cost = [result.message, *result.warnings], result.cost_usd
+                    if result.rule_ids:
+                        # §6.5.5: the contracts the new or changed rules touch, and the offer to update them.
+                        from novel_desktop.agents.planning import LLMPlanningAgents
+                        from novel_desktop.pipeline.checks import propagate_rule_change
+
+                        impact = await propagate_rule_change(
+                            store, LLMPlanningAgents(client), interaction, result.rule_ids
+                        )
+                        lines += [impact.message, *impact.warnings]
+                        cost += impact.cost_usd
+                    return _with_cost(lines, cost)
                 if name == "rejudge":
                     self._chapter = int(params["chapter"])
                     judged = await on_demand.rejudge(store, client, self._chapter)

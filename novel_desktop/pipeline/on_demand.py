@@ -62,6 +62,8 @@ class ActionResult:
     written: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     cost_usd: float = 0.0
+    #: World rules the action added or changed: what a contract-change propagation (§6.5.5) starts from.
+    rule_ids: list[str] = field(default_factory=list)
 
 
 # ---------------------------------------------------------------------------- agent replies
@@ -397,16 +399,21 @@ async def extend_world(
         context = {**context, "update_request": f"{request}\n\n作者的决定：{choice}"}
     assert reply is not None
     assert reply.rules is not None
-    written = await _db(_apply_world, store, reply, reply.rules)
-    added = [p for p in written if p.startswith("W-")]
-    paths = [p for p in written if not p.startswith("W-")]
+    paths, added, changed = await _db(_apply_world, store, reply, reply.rules)
     message = f"世界观已更新：新增规则 {'、'.join(added) or '无'}，写入 {len(paths)} 个文件"
-    return ActionResult(message, paths, cost_usd=cost)
+    if changed:
+        message += f"；改动规则 {'、'.join(changed)}"
+    return ActionResult(message, paths, cost_usd=cost, rule_ids=[*added, *changed])
 
 
-def _apply_world(store: NovelStore, reply: WorldBuilderReply, rules: ReplyRules) -> list[str]:
+def _apply_world(
+    store: NovelStore, reply: WorldBuilderReply, rules: ReplyRules
+) -> tuple[list[str], list[str], list[str]]:
+    """Merge and store the reply: the paths written, the rule ids added, and the existing ones it changed."""
     existing = WorldRules.model_validate(store.document_json(RULES) or {"rules": []})
     merged, added = merge_world_rules(existing, rules, reply.changed_rule_ids)
+    before = {r.id: r.to_json_dict() for r in existing.rules}
+    changed = [r.id for r in merged.rules if r.id in before and r.to_json_dict() != before[r.id]]
     store.put_document(RULES, dumps(merged.to_json_dict()))
     written = [RULES]
     for doc in reply.documents:
@@ -419,7 +426,7 @@ def _apply_world(store: NovelStore, reply: WorldBuilderReply, rules: ReplyRules)
         store.put_document(STORYLINES, dumps(reply.storylines.to_json_dict()))
         written.append(STORYLINES)
     _append_changelog(store, WORLD_CHANGELOG, reply.changelog or f"增量更新：新增 {'、'.join(added) or '无'}")
-    return [*written, *added]
+    return written, added, changed
 
 
 # ---------------------------------------------------------------------------- storylines, research

@@ -270,3 +270,35 @@ def test_extend_the_world_a_hard_rule_conflict_is_asked_in_a_dialog(
     assert "作者的决定：保留 W-002" in fake.requests_for("world_builder")[1].body["messages"][0]["content"]
     assert any(r["id"] == "W-004" for r in window.project.document_json("world/rules.json")["rules"])
     assert "W-004" in report
+
+
+def test_a_new_world_rule_lists_the_contracts_it_touches_and_offers_to_update_them(
+    qloop: qasync.QEventLoop, window: MainWindow, fake: FakeAnthropicServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """§6.5.5: a rule about 引气入体 touches 林枫's capability contract; the author is asked, says 暂不更新,
+    and no contract changes (CharacterWeaver is not called)."""
+    new_rule = {
+        "id": "W-004",
+        "category": "magic_system",
+        "rule": "凡人引气入体之后方能施展法术",
+        "constraint_type": "soft",
+    }
+    fake.set_default("world_builder", _world_reply(new_rule))
+    monkeypatch.setattr(
+        QInputDialog, "getMultiLineText", staticmethod(lambda *a, **k: ("补一条修炼规则", True))
+    )
+    before = window.project.document("characters/active/lin-feng.json")
+    asked: list[str] = []
+
+    def answer() -> None:
+        dialog = next(d for d in window.findChildren(AskDialog) if d.isVisible())
+        asked.append(dialog.spec.topic)
+        dialog.option_button("propagate", "暂不更新").click()
+        dialog.ok_button.click()
+
+    window.pipeline.question_asked.connect(lambda _r: QTimer.singleShot(50, answer))
+    report = run(qloop, window, window.story.extend_world_action.trigger)
+    assert asked == ["rule change propagation"]
+    assert "规则 W-004 变更影响" in report and "C-LINFENG-001" in report and "暂不更新" in report
+    assert window.project.document("characters/active/lin-feng.json") == before
+    assert fake.requests_for("character_weaver") == []
