@@ -345,6 +345,7 @@ class MainWindow(QMainWindow):
         sp.open_requested.connect(self.open_novel_dialog)
         sp.import_requested.connect(self.import_manuscript_dialog)
         sp.demo_requested.connect(self.open_demo)
+        sp.settings_requested.connect(self.show_settings)
         sp.recent_requested.connect(self.open_novel)
 
     # ------------------------------------------------------------------ layout memory

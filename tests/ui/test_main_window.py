@@ -227,6 +227,26 @@ def test_start_page_when_no_novel_is_open(qtbot: QtBot) -> None:
     assert win.start_page.recent_paths() == ["/nowhere/旧书.novel"]
 
 
+def test_the_first_run_guide_opens_the_demo_and_the_provider_settings(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from novel_desktop.ui.settings_dialog import SettingsDialog
+
+    win = MainWindow(settings=AppSettings())
+    qtbot.addWidget(win)
+    win.show()
+    shown: list[str] = []
+    monkeypatch.setattr(SettingsDialog, "exec", lambda self: shown.append(self.windowTitle()) or 0)
+    win.start_page.settings_button.click()
+    assert len(shown) == 1
+
+    win.start_page.guide_demo_button.click()
+    assert win.project.is_open
+    assert len(win.project.chapters()) == 6  # the demo's six chapters, in a fresh copy
+    assert win.center.currentWidget() is win.tabs
+    win.close_novel()
+
+
 def test_start_page_from_the_file_menu_recommends_for_the_open_novel(window: MainWindow) -> None:
     window.start_action.trigger()
     assert window.center.currentWidget() is window.start_page
