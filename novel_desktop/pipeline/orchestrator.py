@@ -139,7 +139,11 @@ def recommend(store: NovelStore | None) -> Recommendation:
             action, label, reason = "review", f"第 {volume} 卷卷末回顾", "本卷已写完"
         else:
             action, label = "continue", "继续写作"
-            reason = f"第 {volume} 卷写到第 {last} 章" + (f"，共 {rng[1]} 章" if rng else "")
+            if rng is None:
+                reason = f"第 {volume} 卷写到第 {last} 章"
+            else:
+                written = min(max(0, last - rng[0] + 1), rng[1] - rng[0] + 1)
+                reason = f"第 {volume} 卷已写 {written}/{rng[1] - rng[0] + 1} 章（第 {rng[0]}-{rng[1]} 章）"
     return Recommendation(state, action, label, reason, ((f"{label}", f"推荐：{reason}"), *extra))
 
 

@@ -111,6 +111,8 @@ class MainWindow(QMainWindow):
         self._views: dict[str, QWidget] = {}
         self._live: LiveDraftView | None = None
         self._live_chapter = 0
+        #: The chapter tab the pipeline opened for its last committed chapter (0: none, or the author's own).
+        self._auto_opened = 0
         self._find_dialog: FindReplaceDialog | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self.story = StoryActions(self.project, self.pipeline, self, self._current_chapter_number)
@@ -1111,7 +1113,16 @@ class MainWindow(QMainWindow):
         tab = self.chapter_tab(chapter)
         if tab is not None and not tab.editor.is_modified:
             tab.editor.load()
+        opened_here = tab is None
+        # 续写 N 章 shows each new chapter in turn: the previous one it opened goes, unless the author has
+        # been editing it, so fifty chapters do not leave fifty tabs.
+        previous = self.chapter_tab(self._auto_opened) if self._auto_opened else None
+        if previous is not None and previous.number != chapter and not previous.editor.is_modified:
+            index = self.tabs.indexOf(previous)
+            if index >= 0:
+                self._on_tabs_close_requested(index)
         self.open_chapter(chapter)
+        self._auto_opened = chapter if opened_here else 0
         if self.quality_panel is not None and hasattr(self.quality_panel, "refresh"):
             self.quality_panel.refresh()
 
