@@ -24,6 +24,7 @@ from novel_desktop.llm.settings import LLMSettings, RetrySettings, save_settings
 from novel_desktop.storage import layout
 from novel_desktop.storage.store import NovelStore
 from novel_desktop.ui.ask_dialog import AskDialog
+from novel_desktop.ui.chapter_editor import ChapterTab
 from novel_desktop.ui.main_window import MainWindow
 from tests.e2e.lifecycle_replies import STYLE_SAMPLE, answers, plan_json, script_planning
 from tests.e2e.replies import script_defaults
@@ -175,6 +176,9 @@ def test_empty_file_to_volume_two_in_the_window(
     assert "第 1-5 章质量简报" in log and "第 6-10 章质量简报" in log
     assert "第 1 卷已写完" in log
     assert len(fake.requests_for("consistency_auditor")) == 1
+    # Each new chapter took the place of the one before in the tabs: one tab, the last chapter.
+    tabs = [window.tabs.widget(i) for i in range(window.tabs.count())]
+    assert [t.number for t in tabs if isinstance(t, ChapterTab)] == [10]
     window.show_start_page()
     assert window.start_page.recommend_button.text() == "第 1 卷卷末回顾"
 
