@@ -247,22 +247,18 @@ def cmd_check(args: argparse.Namespace) -> int:
     from novel_desktop.pipeline import checks
 
     with open_store(args.novel, write=True) as store:
-        last = int(store.checkpoint().get("last_completed_chapter") or 0)
 
         async def body(orch: Orchestrator) -> int:
             if args.rule_changed:
-                report = await checks.propagate_rule_change(
+                impact = await checks.propagate_rule_change(
                     store, orch.planning, orch.interaction, list(args.rule_changed)
                 )
-                print(report.message)
+                print(impact.message)
                 return 0
-            due = checks.due_checks(store, last)
-            if not due:
+            last, report = await checks.checks_now(store, agents=orch.planning, interaction=orch.interaction)
+            if report is None:
                 print(f"第 {last} 章没有到期的检查 (no checks due)")
                 return 0
-            report = await checks.after_chapter(
-                store, last, agents=orch.planning, interaction=orch.interaction
-            )
             print(report.message)
             return EXIT_STOPPED if report.pause else 0
 

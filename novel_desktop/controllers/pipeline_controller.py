@@ -413,7 +413,7 @@ class PipelineController(QObject):
         done = int(cp.get("last_completed_chapter") or 0)
         return volume if rng is not None and done >= rng[1] and not in_flight else None
 
-    async def _questions(self) -> tuple[InteractionManager, asyncio.Future[None]]:
+    def _questions(self) -> tuple[InteractionManager, asyncio.Future[None]]:
         """A fresh InteractionManager for this run and the task that shows its questions to the author."""
         interaction = InteractionManager()
         self._interaction = interaction
@@ -435,7 +435,7 @@ class PipelineController(QObject):
             return
         settings = await self._prepare()
         store = self.project.store
-        interaction, questions = await self._questions()
+        interaction, questions = self._questions()
         try:
             async with self._llm_client(settings) as client:
                 pipeline = ChapterPipeline(
@@ -471,7 +471,7 @@ class PipelineController(QObject):
 
         settings = await self._prepare()
         store = self.project.store
-        interaction, questions = await self._questions()
+        interaction, questions = self._questions()
         try:
             async with self._llm_client(settings) as client:
                 orchestrator = Orchestrator(
@@ -492,14 +492,12 @@ class PipelineController(QObject):
                     await asyncio.to_thread(store.update_checkpoint, orchestrator_state=S.VOL_REVIEW)
                     await orchestrator.step()
                 else:  # check
-                    last = int((await asyncio.to_thread(store.checkpoint)).get("last_completed_chapter") or 0)
-                    due = await asyncio.to_thread(checks.due_checks, store, last)
-                    if not due:
+                    last, report = await checks.checks_now(
+                        store, agents=orchestrator.planning, interaction=interaction
+                    )
+                    if report is None:
                         self.step_finished.emit(tr("第 {n} 章没有到期的检查。").format(n=last))
                     else:
-                        report = await checks.after_chapter(
-                            store, last, agents=orchestrator.planning, interaction=interaction
-                        )
                         self.checks_reported.emit(last, report.message, report.pause)
         finally:
             questions.cancel()
@@ -543,7 +541,7 @@ class PipelineController(QObject):
 
         settings = await self._prepare()
         store = self.project.store
-        interaction, questions = await self._questions()
+        interaction, questions = self._questions()
         try:
             async with self._llm_client(settings) as client:
                 if name == "add_character":
@@ -583,6 +581,8 @@ class PipelineController(QObject):
 
     # ------------------------------------------------------------------ events → signals
     def _on_event(self, event: Any) -> None:
+        if self._on_pipeline_event(event):
+            return  # the chapter's events (streamed text above all) come first, without the import below
         from novel_desktop.pipeline.orchestrator import (
             ChecksReported,
             StateChanged,
@@ -599,10 +599,9 @@ class PipelineController(QObject):
             self.checks_reported.emit(event.chapter, event.message, event.pause)
         elif isinstance(event, StepRetrying):
             self.warning.emit(self._chapter, tr("出错，重试一次：{error}").format(error=event.error))
-        else:
-            self._on_pipeline_event(event)
 
-    def _on_pipeline_event(self, event: PipelineEvent) -> None:
+    def _on_pipeline_event(self, event: PipelineEvent) -> bool:
+        """Emit the signal of a chapter pipeline event; False for any other event."""
         if isinstance(event, TextDelta):
             self.text_delta.emit(event.chapter, event.text)
         elif isinstance(event, StageStarted):
@@ -622,6 +621,9 @@ class PipelineController(QObject):
         elif isinstance(event, ChapterCommitted):
             self.project.notify_pipeline_commit()
             self.chapter_committed.emit(event.chapter)
+        else:
+            return False
+        return True
 
     # ------------------------------------------------------------------ questions
     async def _answer_questions(self, interaction: InteractionManager) -> None:

@@ -193,6 +193,12 @@ class ProjectController(QObject):
 
         return recommend(self._store)
 
+    def volume_to_plan(self) -> int:
+        """The volume 规划卷 would plan now (the current one, or the next when it is written)."""
+        from novel_desktop.pipeline.volume_plan import volume_to_plan
+
+        return volume_to_plan(self.store)
+
     def planned_chapters(self, volume: int) -> int:
         """How many chapters the author wants in ``volume`` (30 until they say otherwise)."""
         from novel_desktop.pipeline.volume_plan import plan_params

@@ -327,6 +327,17 @@ async def after_chapter(
     return out
 
 
+async def checks_now(
+    store: NovelStore, *, agents: PlanningAgents, interaction: InteractionManager
+) -> tuple[int, StepReport | None]:
+    """The periodic checks due after the last committed chapter, run now (``novel check``, the window's
+    定期检查): that chapter, and the report, or None when nothing is due."""
+    last = int((await db(store.checkpoint)).get("last_completed_chapter") or 0)
+    if not await db(due_checks, store, last):
+        return last, None
+    return last, await after_chapter(store, last, agents=agents, interaction=interaction)
+
+
 # ---------------------------------------------------------------------------- state cleanup (§8.5)
 def _character_files(store: NovelStore) -> list[Character]:
     out = []

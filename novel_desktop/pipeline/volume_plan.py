@@ -101,16 +101,23 @@ def volume_range(store: NovelStore, volume: int) -> tuple[int, int] | None:
     return (min(sections), max(sections)) if sections else None
 
 
+def volume_to_plan(store: NovelStore) -> int:
+    """The volume a planning started now would plan: the current one, or the next when the current one is
+    written (and its planning has not begun yet)."""
+    cp = store.checkpoint()
+    current = int(cp.get("current_volume") or 1)
+    rng = volume_range(store, current)
+    done = rng is not None and int(cp.get("last_completed_chapter") or 0) >= rng[1]
+    return current + 1 if done and cp.get("orchestrator_state") != "VOL_PLANNING" else current
+
+
 def begin_planning(store: NovelStore, volume: int | None = None, chapters: int | None = None) -> int:
     """Put the novel in VOL_PLANNING for ``volume`` (default: the current volume, or the next one when the
     current is written) and return it. A new chapter count, or re-planning a volume that already has an
     outline, starts a new planning round so the author gets a fresh plan to confirm."""
-    cp = store.checkpoint()
-    current = int(cp.get("current_volume") or 1)
+    current = int(store.checkpoint().get("current_volume") or 1)
     if volume is None:
-        rng = volume_range(store, current)
-        done = rng is not None and int(cp.get("last_completed_chapter") or 0) >= rng[1]
-        volume = current + 1 if done and cp.get("orchestrator_state") != "VOL_PLANNING" else current
+        volume = volume_to_plan(store)
     params = plan_params(store, volume)
     if chapters is not None:
         params = PlanParams(chapters, params.direction, params.round + 1)

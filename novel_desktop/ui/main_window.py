@@ -927,11 +927,7 @@ class MainWindow(QMainWindow):
             self.project.set_planned_chapters(1, count)
         self.pipeline.volume_chapters = None
         if action == "plan":
-            cp = self.project.checkpoint()
-            volume = int(cp.get("current_volume") or 1)
-            if state not in ("VOL_PLANNING",) and self.project.recommendation().action == "review":
-                volume += 1  # the current volume is written: this plans the next one
-            count = self._ask_volume_chapters(volume)
+            count = self._ask_volume_chapters(self.project.volume_to_plan())
             if count is None:
                 return
             self.pipeline.volume_chapters = count

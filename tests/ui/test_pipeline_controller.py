@@ -414,3 +414,26 @@ def test_a_brief_answered_回看_pauses_the_run(
     [(chapter, text, pause)] = reports
     assert (chapter, pause) == (5, True)
     assert "已暂停" in text
+
+
+def test_the_periodic_checks_on_demand(
+    qloop: qasync.QEventLoop, project: ProjectController, fake: FakeAnthropicServer
+) -> None:
+    """写作 → 定期检查: chapters 1-5 are written (here by hand), so the brief and the drift check are due;
+    they run once, and a second request says nothing is due."""
+    from tests.pipeline.test_on_demand import _commit_more
+
+    _commit_more(project.store, 5)
+    controller = PipelineController(project, asker=answer_recommended)
+    reports: list[tuple[int, str, bool]] = []
+    steps: list[str] = []
+    done: list[str] = []
+    controller.checks_reported.connect(lambda n, text, pause: reports.append((n, text, pause)))
+    controller.step_finished.connect(steps.append)
+    controller.lifecycle_finished.connect(lambda action, _text: done.append(action))
+    run_until_finished(qloop, controller, lambda: controller.run_lifecycle("check"))
+    [(chapter, text, pause)] = reports
+    assert (chapter, pause) == (5, False) and "第 1-5 章质量简报" in text
+    run_until_finished(qloop, controller, lambda: controller.run_lifecycle("check"))
+    assert len(reports) == 1 and steps == ["第 5 章没有到期的检查。"]
+    assert done == ["check", "check"]
