@@ -71,7 +71,9 @@ def test_the_preview_lists_every_chapter_with_its_size_and_what_was_kept_aside(q
     assert len(rows) == 9
     assert rows[0][0] == "第一章 序" and rows[-1][0] == "第九章 大團圓"
     assert rows[0][1] == f"{split.chapters[0].chars:,}"
-    assert "识别到 9 章（没有分卷标题" in dialog.summary_label.text() and "utf-8" in dialog.summary_label.text()
+    assert (
+        "识别到 9 章（没有分卷标题" in dialog.summary_label.text() and "utf-8" in dialog.summary_label.text()
+    )
     assert "单独保存" in dialog.aside_label.text()  # the Gutenberg header before 第一章
     assert dialog.title_edit.text() == AQ.stem
     # A title is required.
