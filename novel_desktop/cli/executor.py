@@ -1,8 +1,8 @@
 """``novel next``, ``instructions``, ``validate`` and ``advance``: seed 000 steps for an external executor.
 
-An author who also works in Claude Code or Codex exports the novel (``novel export-folder``), lets the
-executor write a step's outputs into that folder, then validates and advances the step here; the outputs are
-imported into the novel's staging and the checkpoint moves on, so both tools share one novel.
+An author who also works in Claude Code or Codex exports the novel (``novel export-folder --skeleton``),
+lets the executor write a step's outputs into that folder, then validates and advances the step here; the
+outputs are imported into the novel's staging and the checkpoint moves on, so both tools share one novel.
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ EXIT_UNREADABLE = 2
 
 _STEP_HELP = "步骤 / step: chapter:048:draft|summarize|refine|judge|revise|commit, volume:02:plan, novel:init"
 _FOLDER_HELP = (
-    "执行器写入输出的导出文件夹（novel export-folder） / the exported folder the executor wrote into"
+    "执行器写入输出的导出文件夹（novel export-folder --skeleton） / "
+    "the exported folder the executor wrote into"
 )
 
 

@@ -70,6 +70,12 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("novel", help=".novel 文件 / novel file")
     p.add_argument("folder", help="目标文件夹（须为空或不存在） / target folder (new or empty)")
+    p.add_argument(
+        "--skeleton",
+        action="store_true",
+        help="同时建好种子布局的全部空文件夹（供外部执行器写入） / also create every empty folder of the "
+        "seed layout, for an external executor",
+    )
     p.set_defaults(handler=cmd_export_folder)
 
     p = subparsers.add_parser(
@@ -145,7 +151,7 @@ def cmd_export_folder(args: argparse.Namespace) -> int:
 
     with open_store(args.novel, write=False) as store:
         try:
-            report = export_folder(store, args.folder)
+            report = export_folder(store, args.folder, skeleton=args.skeleton)
         except StoreError as exc:
             raise CliError(str(exc), 2) from None
         except OSError as exc:

@@ -4,10 +4,10 @@ The novel's checkpoint says which step comes next (:func:`next_step`); :func:`in
 step as a seed-000 :class:`InstructionPacket`: which agent runs, the project-relative files it reads
 (``manifest.paths``, §8.3) and small values inline, a NOVEL_ASK gate (``novel_ask`` + ``answer_path``) where
 the author must decide, the files it must write (``expected_outputs``), and the commands that follow.
-The executor writes those files into the folder (``novel export-folder``); :func:`validate` checks them
-against the domain models and the gate's AnswerSpec against its QuestionSpec; :func:`advance` imports them
-into staging and moves the checkpoint — a commit goes through :meth:`NovelStore.commit_chapter`, one
-transaction, exactly as ``novel continue`` commits.
+The executor writes those files into the folder (``novel export-folder --skeleton``); :func:`validate`
+checks them against the domain models and the gate's AnswerSpec against its QuestionSpec; :func:`advance`
+imports them into staging and moves the checkpoint — a commit goes through
+:meth:`NovelStore.commit_chapter`, one transaction, exactly as ``novel continue`` commits.
 
 Step ids::
 

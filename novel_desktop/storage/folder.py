@@ -41,8 +41,8 @@ SKIPPED_DIRS = {".novel.lock"}
 #: Meta key holding the folders an imported project had (JSON list), so export recreates exactly those.
 FOLDER_DIRS_META = "folder_dirs"
 #: The folders of the seed layout, created on export even when empty, so an external executor finds them —
-#: for a novel that did not come from a folder. An imported one gets back the folders it had, empty ones
-#: included, so import → export → ``diff -r`` is empty.
+#: for a novel that did not come from a folder, or when asked (``skeleton=True``). An imported one otherwise
+#: gets back exactly the folders it had, empty ones included, so import → export → ``diff -r`` is empty.
 SKELETON_DIRS = (
     "research",
     "world",
@@ -86,8 +86,12 @@ class ImportReport:
 
 
 # ---------------------------------------------------------------------------- export
-def export_folder(store: NovelStore, folder: str | Path) -> ExportReport:
-    """Write the novel as a seed project folder. The folder must be new or empty."""
+def export_folder(store: NovelStore, folder: str | Path, *, skeleton: bool = False) -> ExportReport:
+    """Write the novel as a seed project folder. The folder must be new or empty.
+
+    ``skeleton`` also creates every folder of the seed layout (``staging/chapters`` …) where an external
+    executor writes its outputs; without it an imported novel gets back exactly the folders it came with.
+    """
     out = Path(folder)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise StoreError(f"目标文件夹不是空的，不会覆盖：{out} (target folder is not empty)")
@@ -129,7 +133,10 @@ def export_folder(store: NovelStore, folder: str | Path) -> ExportReport:
         for extra in s.exec(select(ExtraFileRow)):
             files[extra.path] = extra.data
 
-    for rel in _export_dirs(store):
+    dirs = _export_dirs(store)
+    if skeleton:
+        dirs = sorted({*dirs, *SKELETON_DIRS})
+    for rel in dirs:
         (out / rel).mkdir(parents=True, exist_ok=True)
     for rel, data in sorted(files.items()):
         target = out / rel

@@ -97,7 +97,7 @@ def test_fresh_chapter_packet_round_trips_and_its_paths_exist_in_the_export(
     assert not packet.has_gate
 
     folder = tmp_path / "exported"
-    export_folder(store, folder)
+    export_folder(store, folder, skeleton=True)  # folders for the executor
     paths = packet.manifest.paths
     assert paths["volume_outline"] == "volumes/vol-01/outline.md"
     assert paths["recent_summaries"] == [

@@ -162,3 +162,16 @@ def test_a_novel_not_from_a_folder_exports_the_seed_skeleton(tmp_path: Path, sto
     export_folder(store, out)
     for rel in ("staging/chapters", "staging/state", "staging/evaluations", "characters/retired", "logs"):
         assert (out / rel).is_dir(), rel
+
+
+def test_skeleton_adds_the_executors_folders_to_an_imported_novel(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    novel = tmp_path / "n.novel"
+    out = tmp_path / "out"
+    assert main(["import-folder", str(SEED_PROJECT), str(novel)]) == 0
+    assert main(["export-folder", str(novel), str(out), "--skeleton"]) == 0
+    capsys.readouterr()
+    assert (out / "staging" / "chapters").is_dir() and (out / "staging" / "evaluations").is_dir()
+    assert set(_dirs(SEED_PROJECT)) < set(_dirs(out))
+    assert _tree(out) == _tree(SEED_PROJECT)
