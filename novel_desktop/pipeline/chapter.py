@@ -274,6 +274,16 @@ class ChapterPipeline:
             await self._db(self.store.delete_staging, path)
         if mode is WriteMode.DRAFT:
             await self._db(self.store.put_staging, layout.draft_path(n), text, chapter=n, kind="draft")
+        else:
+            # Keep the judged text this revision replaces and the revision itself: the commit stores both
+            # in the chapter's history, so the author can compare what the judge saw with what changed.
+            k = 2 * int(notes["revisions"])
+            if previous is not None:
+                judged = layout.version_path(n, k - 1)
+                await self._db(self.store.put_staging, judged, previous, chapter=n, kind="refined")
+            await self._db(
+                self.store.put_staging, layout.version_path(n, k), text, chapter=n, kind="revision"
+            )
         await self._db(self.store.put_staging, layout.chapter_path(n), text, chapter=n, kind=kind)
         await self._save_notes(n, notes)
         await self._stage(n, "drafted", rewriting=rewriting)

@@ -30,6 +30,21 @@ def draft_path(n: int) -> str:
     return f"chapters/chapter-{num(n)}.draft.md"
 
 
+def version_path(n: int, k: int) -> str:
+    """Staging key of the ``k``-th intermediate text of a chapter (the judged text a revision replaced, then
+    the revision), kept as revisions at commit so the history shows every text the pipeline produced."""
+    return f"chapters/chapter-{num(n)}.v{k:02d}.md"
+
+
+_VERSION = re.compile(r"^chapters/chapter-(\d{3,})\.v(\d{2,})\.md$")
+
+
+def version_of(path: str) -> tuple[int, int] | None:
+    """``(chapter, k)`` of a :func:`version_path` key, else None."""
+    m = _VERSION.match(path)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
 def summary_path(n: int) -> str:
     return f"summaries/chapter-{num(n)}-summary.md"
 

@@ -8,6 +8,7 @@ The store is synchronous: the asyncio pipeline calls it through ``asyncio.to_thr
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -625,10 +626,28 @@ class NovelStore:
             chapter.storyline_id = storyline_id or chapter.storyline_id
             s.add(chapter)
             s.flush()
+            # The history in the order it was written: the first draft, each judged text a revision
+            # replaced and each revision, then the final text. Of two equal texts in a row only the later is
+            # kept (a draft the refiner left alone is stored once, as refined).
+            history: list[tuple[str, str]] = []
             draft_row = staged.get(layout.draft_path(number))
-            if draft_row is not None and draft_row.content != text_row.content:
-                s.add(_revision(number, "draft", draft_row.content, now))
+            if draft_row is not None:
+                history.append(("draft", draft_row.content))
+            versions = sorted(
+                (
+                    (v[1], row)
+                    for path, row in staged.items()
+                    if (v := layout.version_of(path)) and v[0] == number
+                ),
+                key=lambda kv: kv[0],
+            )
+            for _, row in versions:
+                history.append((row.kind if row.kind in REVISION_KINDS else "revision", row.content))
             final_kind = text_row.kind if text_row.kind in REVISION_KINDS else "refined"
+            history.append((final_kind, text_row.content))
+            kept = [h for h, after in itertools.pairwise(history) if after[1] != h[1]]
+            for kind, content in kept:
+                s.add(_revision(number, kind, content, now))
             final = _revision(number, final_kind, text_row.content, now)
             s.add(final)
             s.flush()

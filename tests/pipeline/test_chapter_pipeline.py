@@ -89,7 +89,11 @@ def test_revise_band_revises_rejudges_and_reports_both_scores(store: NovelStore)
     assert outcome.revisions == 1
     assert "3.2→修订→4.1 ✅" in outcome.line()
     assert "删去越级法术" in store.chapter_text(1)  # the judge's required fix reached the reviser
-    assert [r.kind for r in store.revisions(1)] == ["draft", "refined"]
+    # The history keeps the judged text the revision replaced and the revision itself.
+    history = store.revisions(1)
+    assert [r.kind for r in history] == ["draft", "refined", "revision", "refined"]
+    assert "删去越级法术" not in store.revision_text(history[1].id)
+    assert "删去越级法术" in store.revision_text(history[2].id)
     assert store.pipeline_log(1)["revisions"] == 1
 
 
