@@ -48,6 +48,7 @@ def run(corpus: Path) -> dict[str, object]:
 
         cache_path = Path(tmp) / "analysis-cache.sqlite"
         analyzer = NovelAnalyzer(cache=AnalysisCache(cache_path))
+        segment.clear_line_cache()  # cold means no line segmented yet
         t0 = time.perf_counter()
         cold = analyzer.analyze(chapters)
         cold_s = time.perf_counter() - t0
