@@ -80,8 +80,10 @@ def test_three_chapters_from_a_hand_written_outline_then_a_manual_edit_and_rebui
     assert all(line.endswith("4.2 ✅") and "字" in line for line in lines[:3])
     assert lines[3].startswith("合计 total: $")
 
-    # The outline's section names the chapter; every chapter went through the writer once.
+    # The outline's section names the chapter; every chapter went through the writer once, and the
+    # volume's first and last chapters (1 and 3) were judged a second time by the stronger model.
     assert len(fake.requests_for("chapter_writer")) == 3
+    assert len(fake.requests_for("judge_secondary")) == 2
     writer_prompt = json.dumps(fake.requests_for("chapter_writer")[1].body, ensure_ascii=False)
     assert "守门弟子以年龄拒收" in writer_prompt
     assert main(["status", str(fresh), "--json"]) == 0
