@@ -9,6 +9,7 @@ The dialog cannot be submitted until every required question is answered, and wh
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -28,6 +29,7 @@ from PySide6.QtWidgets import (
     QPushButton,
     QRadioButton,
     QScrollArea,
+    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
@@ -47,6 +49,8 @@ ANSWERED_BY = "novel_desktop"
 _RECOMMENDED_MARKERS = ("推荐", "recommended")
 #: A free-text question whose id ends so asks for file paths, and gets a 选择文件… button.
 FILES_SUFFIX = "_files"
+#: Context with Markdown headings (a volume outline) is shown formatted; anything else as plain text.
+_MARKDOWN_HEADING = re.compile(r"^#{1,6} ", re.M)
 
 
 def is_recommended(option: QuestionOption) -> bool:
@@ -226,17 +230,26 @@ class AskDialog(QDialog):
         title.setWordWrap(True)
         outer.addWidget(title)
 
-        self.context_label: QLabel | None = None
+        # What the question is about (a plan's outline, a chapter's verdict) can be long: it scrolls in a
+        # box of at most a third of the screen, so the questions and the buttons always stay in view.
+        self.context_view: QTextBrowser | None = None
         if context.strip():
-            self.context_label = QLabel(context)
-            self.context_label.setWordWrap(True)
-            self.context_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-            self.context_label.setFrameShape(QFrame.Shape.StyledPanel)
-            self.context_label.setStyleSheet(
-                "QLabel { background: #fff8e1; color: #4e3b00; border: 1px solid #f0d78c;"
-                " border-radius: 4px; padding: 8px; }"
+            view = QTextBrowser()
+            view.setOpenLinks(False)
+            if _MARKDOWN_HEADING.search(context):
+                view.setMarkdown(context)
+            else:
+                view.setPlainText(context)
+            view.setStyleSheet(
+                "QTextBrowser { background: #fff8e1; color: #4e3b00; border: 1px solid #f0d78c;"
+                " border-radius: 4px; padding: 4px; }"
             )
-            outer.addWidget(self.context_label)
+            view.document().setTextWidth(self.minimumWidth() - 40)
+            screen = self.screen().availableGeometry() if self.screen() else None
+            cap = int(screen.height() / 3) if screen else 300
+            view.setFixedHeight(min(int(view.document().size().height()) + 20, max(cap, 160)))
+            self.context_view = view
+            outer.addWidget(view)
 
         body = QWidget()
         body_layout = QVBoxLayout(body)
@@ -278,11 +291,7 @@ class AskDialog(QDialog):
         """Tall enough to show every question when they fit on screen; the scroll area takes the rest."""
         screen = self.screen().availableGeometry() if self.screen() else None
         limit = int(screen.height() * 0.8) if screen else 700
-        wanted = (
-            body.sizeHint().height()
-            + 160
-            + (self.context_label.sizeHint().height() if self.context_label else 0)
-        )
+        wanted = body.sizeHint().height() + 160 + (self.context_view.height() if self.context_view else 0)
         self.resize(max(self.minimumWidth(), 600), min(max(wanted, 280), limit))
 
     # ------------------------------------------------------------------ accessors (tests, the controller)

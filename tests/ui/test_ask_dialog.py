@@ -78,7 +78,7 @@ def test_single_choice_is_radio_buttons_with_the_default_and_the_recommended_opt
     qtbot.waitExposed(dialog)
     assert dialog.windowTitle() == "第3章低分"
     assert dialog.boxes["low_score_action"].title() == "第3章低分"
-    assert dialog.context_label is not None and "脸谱化" in dialog.context_label.text()
+    assert dialog.context_view is not None and "脸谱化" in dialog.context_view.toPlainText()
     assert isinstance(dialog.option_button("low_score_action", "接受"), QRadioButton)
     assert _visible_order(dialog, "low_score_action") == ["自动修订（推荐）", "手动改", "接受"]
     assert dialog.option_button("low_score_action", "自动修订").isChecked()
@@ -216,3 +216,41 @@ def test_many_questions_scroll(qtbot: QtBot) -> None:
     assert dialog.windowTitle() == "需要你的决定"
     assert dialog.scroll_area.verticalScrollBar().maximum() > 0
     assert dialog.height() < dialog.scroll_area.widget().sizeHint().height()
+
+
+def test_a_long_context_scrolls_and_the_questions_and_buttons_stay_in_view(qtbot: QtBot) -> None:
+    """A 30-chapter outline as the context of the plan question: the dialog stays within the screen, the
+    outline scrolls in its own box, and 确定 is visible."""
+    outline = "\n".join(f"## 第 {n} 章 问心{n}\n- POV: 林枫\n- Conflict: 守门弟子拒收" for n in range(4, 34))
+    dialog = AskDialog(_spec(LOW_SCORE), outline)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    qtbot.waitExposed(dialog)
+    screen = dialog.screen().availableGeometry()
+    assert dialog.height() <= screen.height()
+    view = dialog.context_view
+    assert view is not None and "第 33 章 问心33" in view.toPlainText()
+    assert view.height() <= screen.height() / 3 + 1
+    assert view.verticalScrollBar().maximum() > 0  # the rest is a scroll away
+    assert dialog.ok_button.isVisible() and dialog.ok_button.isEnabled()
+
+
+def test_a_files_question_gets_a_browse_button_that_fills_the_paths(qtbot: QtBot, monkeypatch: Any) -> None:
+    from PySide6.QtWidgets import QFileDialog
+
+    spec = _spec({"id": "sample_files", "header": "样本", "question": "样本文件路径", "kind": "free_text"})
+    dialog = AskDialog(spec)
+    qtbot.addWidget(dialog)
+    monkeypatch.setattr(
+        QFileDialog, "getOpenFileNames", staticmethod(lambda *a, **k: (["/tmp/一.txt", "/tmp/二.txt"], ""))
+    )
+    box = dialog.boxes["sample_files"]
+    assert box.browse_button is not None
+    box.browse_button.click()
+    assert dialog.text_edit("sample_files").toPlainText() == "/tmp/一.txt, /tmp/二.txt"
+    # Other free-text questions have no such button.
+    other = AskDialog(
+        _spec({"id": "direction", "header": "方向", "question": "往哪里走", "kind": "free_text"})
+    )
+    qtbot.addWidget(other)
+    assert other.boxes["direction"].browse_button is None

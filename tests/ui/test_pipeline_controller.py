@@ -353,7 +353,7 @@ def test_the_gate_question_is_a_dialog_over_the_window(
         dialog = next(d for d in window.findChildren(AskDialog) if d.isVisible())
         seen.append(dialog.windowTitle())
         assert dialog.isModal()
-        assert "脸谱化" in (dialog.context_label.text() if dialog.context_label else "")
+        assert "脸谱化" in (dialog.context_view.toPlainText() if dialog.context_view else "")
         dialog.option_button("low_score_action", "接受").click()
         dialog.ok_button.click()
 
