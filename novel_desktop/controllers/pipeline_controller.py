@@ -395,7 +395,8 @@ class PipelineController(QObject):
         store = self.project.store
         volume = int(store.checkpoint().get("current_volume") or 1)
         if store.document(f"{layout.volume_dir(volume)}/outline.md") is None:
-            return tr("第 {volume} 卷还没有大纲：请先在“大纲”页写好本卷大纲，再续写。").format(volume=volume)
+            message = tr("第 {volume} 卷还没有大纲：先“规划卷”（新书先“快速起步”）或在“大纲”页手写。")
+            return message.format(volume=volume)
         return None
 
     def _volume_written(self) -> int | None:

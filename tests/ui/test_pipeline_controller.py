@@ -437,3 +437,23 @@ def test_the_periodic_checks_on_demand(
     run_until_finished(qloop, controller, lambda: controller.run_lifecycle("check"))
     assert len(reports) == 1 and steps == ["第 5 章没有到期的检查。"]
     assert done == ["check", "check"]
+
+
+def test_continue_on_a_new_novel_points_to_the_quick_start(
+    qloop: qasync.QEventLoop, tmp_path: Any, fake: FakeAnthropicServer
+) -> None:
+    from novel_desktop.storage.store import NovelStore
+
+    path = tmp_path / "新书.novel"
+    NovelStore.create(path, title="新书").close()
+    project = ProjectController()
+    project.open(path)
+    try:
+        controller = PipelineController(project)
+        rec = Recorder(controller)
+        run_until_finished(qloop, controller, lambda: controller.continue_chapters(1))
+        [(message,)] = rec.args("failed")
+        assert "还没有大纲" in message and "快速起步" in message and "规划卷" in message
+        assert fake.requests == []
+    finally:
+        project.close()
