@@ -51,7 +51,7 @@ def test_validate_and_advance_through_an_exported_folder(
     novel: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     folder = tmp_path / "project"
-    assert main(["export-folder", str(novel), str(folder)]) == 0
+    assert main(["export-folder", str(novel), str(folder), "--skeleton"]) == 0
     capsys.readouterr()
 
     assert main(["validate", str(novel), "chapter:003:draft", "--folder", str(folder)]) == 1
