@@ -188,7 +188,15 @@ class ChapterPipeline:
 
         text_path = layout.chapter_path(n)
         text = await self._db(self.store.staging, text_path)
-        if text is None or resumed in (None, "drafting", "committed"):
+        pending = notes.get("pending_revision")
+        if resumed == "drafting" and text is not None and isinstance(pending, dict):
+            # Killed while revising: redo that revision (the stronger model, the judge's fixes) on the text
+            # the judge saw, instead of starting the chapter over with a fresh first draft.
+            mode = WriteMode(pending.get("mode", WriteMode.REVISE.value))
+            fixes = [str(f) for f in pending.get("fixes", [])]
+            text = await self._draft(brief, notes, mode, text, fixes, outcome)
+            outcome.revisions = int(notes["revisions"])
+        elif text is None or resumed in (None, "drafting", "committed"):
             await self._save_notes(n, notes)
             text = await self._draft(brief, notes, WriteMode.DRAFT, None, [], outcome)
 
@@ -228,13 +236,14 @@ class ChapterPipeline:
                 flagged = decision.flagged or action is GateAction.FORCE_PASS
                 return await self._commit(brief, notes, text, decision, flagged, outcome)
             # REVISE or REWRITE: a new text, then summarize, refine and judge it again.
-            notes["revisions"] = int(notes["revisions"]) + 1
-            notes["polished"] = False
-            await self._save_notes(n, notes)
             fixes = [f"{fix.target}：{fix.instruction}" for fix in evaluation.required_fixes] + [
                 str(v) for v in evaluation.blocking_violations()
             ]
             mode = WriteMode.REWRITE if action is GateAction.REWRITE else WriteMode.REVISE
+            notes["revisions"] = int(notes["revisions"]) + 1
+            notes["polished"] = False
+            notes["pending_revision"] = {"mode": mode.value, "fixes": fixes}
+            await self._save_notes(n, notes)
             text = await self._draft(brief, notes, mode, text, fixes, outcome)
             outcome.revisions = int(notes["revisions"])
 
@@ -267,6 +276,7 @@ class ChapterPipeline:
             raise PipelineError(f"第 {n} 章写作阶段没有产出正文 (the writer returned no text)")
         text = result.value
         self._record(n, notes, stage, result.calls, started)
+        notes.pop("pending_revision", None)
         kind = "draft" if mode is WriteMode.DRAFT else "revision"
         # A new text invalidates everything derived from the previous one.
         stale = (layout.summary_path(n), layout.delta_path(n), layout.evaluation_path(n), self._secondary(n))
@@ -278,8 +288,9 @@ class ChapterPipeline:
             # Keep the judged text this revision replaces and the revision itself: the commit stores both
             # in the chapter's history, so the author can compare what the judge saw with what changed.
             k = 2 * int(notes["revisions"])
-            if previous is not None:
-                judged = layout.version_path(n, k - 1)
+            judged = layout.version_path(n, k - 1)
+            # A revision redone after a crash keeps the judged text staged the first time.
+            if previous is not None and await self._db(self.store.staging, judged) is None:
                 await self._db(self.store.put_staging, judged, previous, chapter=n, kind="refined")
             await self._db(
                 self.store.put_staging, layout.version_path(n, k), text, chapter=n, kind="revision"

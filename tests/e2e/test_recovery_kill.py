@@ -7,6 +7,7 @@ checks the novel ends with the same committed chapters and a valid state, withou
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -95,4 +96,54 @@ def test_kill_at_each_stage_then_resume(target: str, novel: Path, fake: FakeAnth
         CurrentState.model_validate(state)
         assert state["state_version"] == store.state_version()
         assert state["characters"]["lin-feng"]["location"] == "苍梧宗山门"
+        assert store.list_staging() == []
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_kill_during_a_revision_resumes_the_revision(novel: Path, fake: FakeAnthropicServer) -> None:
+    # The judge wants a revision (3.2); the reviser (stronger model, with the judge's fixes) is slow, and the
+    # process dies while it writes. The next run must redo the revision, not start a fresh first draft.
+    fake.script("quality_judge", judge_json(3.2))
+    fake.script("reviser", _slow(writer_text()))
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from novel_desktop.cli import main; sys.exit(main())",
+            "continue",
+            str(novel),
+            "--non-interactive",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 60
+    while not fake.requests_for("reviser"):
+        assert child.poll() is None, child.stderr.read().decode() if child.stderr else ""
+        assert time.monotonic() < deadline, "the reviser was never called"
+        time.sleep(0.02)
+    time.sleep(0.2)  # the reviser is streaming now
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    with NovelStore.open(novel, write=False) as store:
+        assert store.status().chapters == 2
+        assert store.checkpoint()["pipeline_stage"] == "drafting"
+        assert store.checkpoint()["orchestrator_state"] == "CHAPTER_REWRITE"
+
+    writers, revisers = len(fake.requests_for("chapter_writer")), len(fake.requests_for("reviser"))
+    assert main(["unlock", str(novel)]) == 0
+    assert main(["continue", str(novel), "--non-interactive"]) == 0
+    assert len(fake.requests_for("chapter_writer")) == writers  # no fresh first draft
+    assert len(fake.requests_for("reviser")) == revisers + 1
+    # The judge's required fix reached the resumed reviser.
+    resumed = json.dumps(fake.requests_for("reviser")[-1].body, ensure_ascii=False)
+    assert "守门弟子的态度写得更具体" in resumed
+    with NovelStore.open(novel, write=False) as store:
+        log = store.pipeline_log(3)
+        assert (log["revisions"], log["scores"], log["gate_decision"]) == (1, [3.2, 4.2], "pass")
+        assert [r.kind for r in store.revisions(3)] == ["draft", "refined", "revision", "refined"]
+        assert store.status().chapters == 3
         assert store.list_staging() == []
