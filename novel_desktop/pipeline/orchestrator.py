@@ -132,7 +132,19 @@ def recommend(store: NovelStore | None) -> Recommendation:
     else:
         pending = [p for p in cp.get("pending_actions") or [] if isinstance(p, dict)]
         rng = volume_plan.volume_range(store, volume)
-        if pending:
+        stale = store.status().needs_rebuild
+        if stale:
+            # A hand edit made the summaries and the state of these chapters stale (001 §10.8): writing on
+            # would build on a state that no longer matches the text.
+            run = stale == list(range(stale[0], stale[-1] + 1))
+            chapters = (
+                f"第 {stale[0]}-{stale[-1]} 章"
+                if run and len(stale) > 1
+                else f"第 {'、'.join(map(str, stale))} 章"
+            )
+            action, label = "rebuild", f"重建第 {stale[0]} 章起的故事状态"
+            reason = f"{chapters}手改过，摘要和故事状态需要重建，之后再续写"
+        elif pending:
             action, label = "continue", "继续写作"
             reason = f"一致性检查发现严重问题（{pending[-1].get('window')}），修正后再继续"
         elif rng is not None and last >= rng[1]:

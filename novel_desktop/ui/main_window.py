@@ -910,6 +910,9 @@ class MainWindow(QMainWindow):
         elif action == "continue":
             self.show_workspace()
             self.continue_one()
+        elif action == "rebuild":
+            self.show_workspace()
+            self.rebuild_stale()
         else:
             self.run_lifecycle(action)
 

@@ -84,6 +84,16 @@ def test_recommendation_follows_the_state(store: NovelStore) -> None:
     assert recommend(store).label == "规划第 2 卷"
 
 
+def test_a_hand_edit_is_rebuilt_before_writing_on(tmp_path: Path) -> None:
+    """The demo novel: chapter 4 was edited by hand, so 4-6 need a rebuild before the next chapter."""
+    from novel_desktop.demo import build_demo
+
+    with NovelStore.open(build_demo(tmp_path / "demo.novel"), write=False) as demo:
+        rec = recommend(demo)
+    assert (rec.action, rec.label) == ("rebuild", "重建第 4 章起的故事状态")
+    assert "第 4-6 章手改过" in rec.reason
+
+
 def test_quick_start_to_writing_records_each_transition(
     store: NovelStore, server: FakeAnthropicServer
 ) -> None:

@@ -292,3 +292,20 @@ def test_english_catalogue_covers_the_window(qtbot: QtBot) -> None:
         assert win.tree_dock.windowTitle() == "Project"
     finally:
         i18n.set_language("zh")
+
+
+def test_the_recommended_rebuild_runs_from_the_start_page(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The demo's chapter 4 was edited by hand: the start page recommends the rebuild, and its button starts
+    it from chapter 4."""
+    win = MainWindow(settings=AppSettings())
+    qtbot.addWidget(win)
+    assert win.open_demo()
+    win.show_start_page()
+    assert win.start_page.recommend_button.text() == "重建第 4 章起的故事状态"
+    started: list[int] = []
+    monkeypatch.setattr(win.pipeline, "rebuild", started.append)
+    win.start_page.recommend_button.click()
+    assert started == [4]
+    win.close_novel()
