@@ -154,6 +154,9 @@ class PipelineDock(QWidget):
 
     def _connect(self) -> None:
         p = self.pipeline
+        # Nothing to continue without a novel: the buttons follow the open project too.
+        p.project.project_opened.connect(self._update_buttons)
+        p.project.project_closed.connect(self._update_buttons)
         p.running_changed.connect(self._on_pipeline_running_changed)
         p.chapter_started.connect(self._on_pipeline_chapter_started)
         p.stage_started.connect(self._on_pipeline_stage_started)
@@ -231,10 +234,14 @@ class PipelineDock(QWidget):
     def _on_stop_clicked(self) -> None:
         self.pipeline.cancel()
 
-    def _on_pipeline_running_changed(self, running: bool) -> None:
-        self.continue_button.setEnabled(not running)
-        self.count_box.setEnabled(not running)
+    def _update_buttons(self, *_args: object) -> None:
+        running, is_open = self.pipeline.running, self.pipeline.project.is_open
+        self.continue_button.setEnabled(is_open and not running)
+        self.count_box.setEnabled(is_open and not running)
         self.stop_button.setEnabled(running)
+
+    def _on_pipeline_running_changed(self, running: bool) -> None:
+        self._update_buttons()
         if running:
             self._usage.clear()
             self._streamed = 0

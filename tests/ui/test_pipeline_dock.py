@@ -211,3 +211,16 @@ def test_the_english_catalogue_covers_the_pipeline_ui() -> None:
     ]
     missing = sorted((literals | set(tables)) - set(catalogue))
     assert missing == []
+
+
+def test_continue_is_offered_only_with_a_novel_open(qtbot: QtBot, seed_novel: Path) -> None:
+    project = ProjectController()
+    dock = PipelineDock(PipelineController(project))
+    qtbot.addWidget(dock)
+    assert not dock.continue_button.isEnabled() and not dock.stop_button.isEnabled()
+    project.open(seed_novel)
+    try:
+        assert dock.continue_button.isEnabled() and dock.count_box.isEnabled()
+    finally:
+        project.close()
+    assert not dock.continue_button.isEnabled()
