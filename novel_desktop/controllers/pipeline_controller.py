@@ -53,12 +53,21 @@ GATE_STAGE = "gate"
 
 async def _warm_up() -> None:
     """The slow first-use work, each piece in a worker thread: ``import anthropic`` (over a second), the
-    agents (SQLAlchemy, templates), and jieba's dictionary, which the refiner's and judge's context use inside
-    the agents' coroutines: loaded there it would freeze the window for a second on the first chapter."""
+    agents and the lifecycle (SQLAlchemy, templates, pydantic models), and jieba's dictionary, which the
+    refiner's and judge's context use inside the agents' coroutines: loaded there it would freeze the window
+    for a second on the first chapter."""
     from novel_desktop.analysis import segment
 
     await asyncio.to_thread(importlib.import_module, "anthropic")
-    await asyncio.to_thread(importlib.import_module, "novel_desktop.agents.chapter")
+    for module in (
+        "novel_desktop.agents.chapter",
+        # The periodic checks after each chapter and the lifecycle steps (their pydantic models take
+        # tens of milliseconds to build, which on the GUI thread would stall the first chapter's stream).
+        "novel_desktop.agents.planning",
+        "novel_desktop.pipeline.checks",
+        "novel_desktop.pipeline.orchestrator",
+    ):
+        await asyncio.to_thread(importlib.import_module, module)
     await asyncio.to_thread(segment.ensure_ready)
     await asyncio.to_thread(_exercise_sdk)
 

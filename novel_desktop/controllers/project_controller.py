@@ -40,6 +40,8 @@ class ProjectController(QObject):
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._store: NovelStore | None = None
+        #: The AI-phrase list in force, with the ai-blacklist.json text it was built from.
+        self._phrases: tuple[str | None, list[PhraseEntry]] | None = None
 
     # ------------------------------------------------------------------ lifecycle
     @property
@@ -185,7 +187,11 @@ class ProjectController(QObject):
 
         if not self.is_open:
             return load_default_phrases()
-        return phrases_for_novel(self.document_json("ai-blacklist.json"))
+        # Every editor tab asks for the list when it opens; it is rebuilt only when the blacklist changed.
+        raw = self.store.document("ai-blacklist.json")
+        if self._phrases is None or self._phrases[0] != raw:
+            self._phrases = (raw, phrases_for_novel(self.document_json("ai-blacklist.json")))
+        return list(self._phrases[1])
 
     def recommendation(self) -> Recommendation:
         """What ``/novel:start`` recommends now (the same logic as ``novel start``); "create" when closed."""

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QSettings, Qt
+from PySide6.QtCore import QByteArray, QSettings, Qt, QTimer
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
@@ -1049,11 +1049,20 @@ class MainWindow(QMainWindow):
         if editor is not None:
             self._show_counts(editor.chars, editor.selected_chars)
             self.tree.select_chapter(editor.number)
-            if self.quality_panel is not None and hasattr(self.quality_panel, "show_chapter"):
-                self.quality_panel.show_chapter(editor.number)
+            # The report (its chart) is built on the next turn: the tab the author picked paints first.
+            QTimer.singleShot(0, self._follow_current_chapter)
         else:
             self.counts_label.setText("")
         self._update_editor_actions()
+
+    def _follow_current_chapter(self) -> None:
+        editor = self.current_editor()
+        if (
+            editor is not None
+            and self.quality_panel is not None
+            and hasattr(self.quality_panel, "show_chapter")
+        ):
+            self.quality_panel.show_chapter(editor.number)
 
     def _update_editor_actions(self) -> None:
         has_editor = self.current_editor() is not None
@@ -1107,12 +1116,18 @@ class MainWindow(QMainWindow):
         self.tabs.setCurrentWidget(live)
 
     def _on_pipeline_chapter_committed(self, chapter: int) -> None:
+        # The tree and the quality panel already followed the commit (chapters_changed). Opening the new
+        # chapter (an editor, its AI-phrase marks, its report) waits for the next event-loop turn, so the
+        # window never freezes for all of it at once.
         self._close_live_tab()
-        self.tree.reload()
         tab = self.chapter_tab(chapter)
         if tab is not None and not tab.editor.is_modified:
             tab.editor.load()
-        opened_here = tab is None
+        QTimer.singleShot(0, lambda: self._show_committed(chapter, opened_here=tab is None))
+
+    def _show_committed(self, chapter: int, *, opened_here: bool) -> None:
+        if not self.project.is_open:
+            return
         # 续写 N 章 shows each new chapter in turn: the previous one it opened goes, unless the author has
         # been editing it, so fifty chapters do not leave fifty tabs.
         previous = self.chapter_tab(self._auto_opened) if self._auto_opened else None
@@ -1122,8 +1137,6 @@ class MainWindow(QMainWindow):
                 self._on_tabs_close_requested(index)
         self.open_chapter(chapter)
         self._auto_opened = chapter if opened_here else 0
-        if self.quality_panel is not None and hasattr(self.quality_panel, "refresh"):
-            self.quality_panel.refresh()
 
     def _on_pipeline_failed(self, message: str) -> None:
         QMessageBox.warning(

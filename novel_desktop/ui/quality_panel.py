@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import json
 import logging
 import time
 from collections.abc import Sequence
@@ -301,6 +302,7 @@ class QualityPanel(QWidget):
         self.project = project
         self.chapter: int | None = None
         self.evaluation: Evaluation | None = None
+        self._shown_key: str | None = None
         #: What the chapter view shows, for tests and for keyboard navigation.
         self.bar_set: QBarSet | None = None
         self.dimension_order: list[str] = []
@@ -406,11 +408,25 @@ class QualityPanel(QWidget):
                 self.chapter_combo.addItem(chapter_title(info.number, info.title), info.number)
         self.chapter_combo.blockSignals(False)
 
+    def _report_key(self, number: int | None) -> str:
+        """What the report of ``number`` is built from; the same key means the same report."""
+        if not self.project.is_open or number is None:
+            return json.dumps([self.project.is_open, number])
+        info = next((c for c in self.project.chapters() if c.number == number), None)
+        parts = [number, info.title if info else None, self.project.evaluation(number)]
+        return json.dumps([*parts, self.project.pipeline_log(number)], ensure_ascii=False, sort_keys=True)
+
     def _show(self, number: int | None) -> None:
-        self.chapter = number
         index = self.chapter_combo.findData(number) if number is not None else -1
         self.chapter_combo.setCurrentIndex(index)
         self.open_button.setEnabled(number is not None)
+        # A commit asks for the same report several times (chapters changed, the new tab, the committed
+        # chapter); its chart costs tens of milliseconds, so an unchanged report is not built again.
+        key = self._report_key(number)
+        if key == self._shown_key and number == self.chapter:
+            return
+        self._shown_key = key
+        self.chapter = number
         self.bar_set = None
         self.dimension_order = []
         self.evidence_labels = {}
@@ -896,6 +912,7 @@ class QualityPanel(QWidget):
 
     def _on_project_opened(self, _path: str) -> None:
         self.chapter = None
+        self._shown_key = None
         self.refresh()
 
     def _on_project_document_changed(self, path: str) -> None:

@@ -183,7 +183,9 @@ def test_a_stale_lock_is_cleared_when_the_author_agrees(
     win.close()
 
 
-def test_pipeline_stream_commit_and_failure(window: MainWindow, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pipeline_stream_commit_and_failure(
+    qtbot: QtBot, window: MainWindow, monkeypatch: pytest.MonkeyPatch
+) -> None:
     seen = _messages(monkeypatch)
     p = window.pipeline
     p.chapter_started.emit(3, "")
@@ -200,6 +202,7 @@ def test_pipeline_stream_commit_and_failure(window: MainWindow, monkeypatch: pyt
     assert "未完成" in window.tabs.tabText(window.tabs.indexOf(live))
     p.chapter_committed.emit(2)
     assert window.tabs.indexOf(live) < 0
+    qtbot.waitUntil(lambda: isinstance(window.tabs.currentWidget(), ChapterTab))
     current = window.tabs.currentWidget()
     assert isinstance(current, ChapterTab) and current.number == 2
 
@@ -309,3 +312,10 @@ def test_the_recommended_rebuild_runs_from_the_start_page(
     win.start_page.recommend_button.click()
     assert started == [4]
     win.close_novel()
+
+
+def test_the_quality_report_follows_the_chapter_tab(qtbot: QtBot, window: MainWindow) -> None:
+    window.open_chapter(1)
+    qtbot.waitUntil(lambda: getattr(window.quality_panel, "chapter", None) == 1)
+    window.open_chapter(2)
+    qtbot.waitUntil(lambda: getattr(window.quality_panel, "chapter", None) == 2)
