@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,8 +12,11 @@ import qasync
 from PySide6.QtWidgets import QApplication
 
 from novel_desktop.controllers.project_controller import ProjectController
+from novel_desktop.llm.settings import LLMSettings, RetrySettings, save_settings
 from novel_desktop.storage.folder import import_folder
 from tests.conftest import FIXTURES
+from tests.e2e.replies import script_defaults
+from tests.fakes.anthropic_server import FakeAnthropicServer
 
 
 @pytest.fixture
@@ -39,3 +43,28 @@ def project(seed_novel: Path) -> Iterator[ProjectController]:
     controller.open(seed_novel)
     yield controller
     controller.close()
+
+
+@pytest.fixture
+def gui_thread_gc() -> Iterator[None]:
+    """Qt objects that earlier tests left in reference cycles are destroyed here, in the GUI thread: a garbage
+    collection that happens to start in one of a run's worker threads would destroy them there, and Qt warns
+    that their timers cannot be stopped from another thread. Modules whose tests run work in threads use it
+    (``pytestmark = pytest.mark.usefixtures("gui_thread_gc")``)."""
+    gc.collect()
+    yield
+    gc.collect()
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropicServer]:
+    """The fake server through ANTHROPIC_* variables, as an author's shell would have them; every role
+    answers well by default; fast retries."""
+    with FakeAnthropicServer() as server:
+        script_defaults(server)
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-ui")
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        save_settings(
+            LLMSettings(retry=RetrySettings(max_attempts=3, base_backoff_s=0.001, max_backoff_s=0.01))
+        )
+        yield server

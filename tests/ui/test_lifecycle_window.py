@@ -7,9 +7,8 @@ chapter. Every question is a real AskDialog over the window, answered by clickin
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,36 +19,23 @@ from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from novel_desktop.config import AppSettings
-from novel_desktop.llm.settings import LLMSettings, RetrySettings, save_settings
 from novel_desktop.storage import layout
 from novel_desktop.storage.store import NovelStore
 from novel_desktop.ui.ask_dialog import AskDialog
 from novel_desktop.ui.chapter_editor import ChapterTab
 from novel_desktop.ui.main_window import MainWindow
 from tests.e2e.lifecycle_replies import STYLE_SAMPLE, answers, plan_json, script_planning
-from tests.e2e.replies import script_defaults
 from tests.fakes.anthropic_server import FakeAnthropicServer
 
-
-@pytest.fixture(autouse=True)
-def _collect_garbage_in_the_gui_thread() -> Iterator[None]:
-    gc.collect()
-    yield
-    gc.collect()
+pytestmark = pytest.mark.usefixtures("gui_thread_gc")
 
 
 @pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropicServer]:
-    with FakeAnthropicServer() as server:
-        script_defaults(server)
-        script_planning(server)
-        server.script("plot_architect", plan_json(1, 4, 10), plan_json(2, 11, 20))
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-window")
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
-        save_settings(
-            LLMSettings(retry=RetrySettings(max_attempts=3, base_backoff_s=0.001, max_backoff_s=0.01))
-        )
-        yield server
+def fake(fake: FakeAnthropicServer) -> FakeAnthropicServer:
+    """The UI tests' fake server, with the planning agents' replies and two volume plans."""
+    script_planning(fake)
+    fake.script("plot_architect", plan_json(1, 4, 10), plan_json(2, 11, 20))
+    return fake
 
 
 class DialogAnswerer:

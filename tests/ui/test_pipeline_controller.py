@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import gc
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -16,34 +14,12 @@ from pytestqt.qtbot import QtBot
 from novel_desktop.controllers.pipeline_controller import PipelineController
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.domain.novel_ask import AnswerSpec, build_answer_spec
-from novel_desktop.llm.settings import LLMSettings, RetrySettings, save_settings
 from novel_desktop.pipeline.interaction import InteractionRequest
 from novel_desktop.ui.ask_dialog import AskDialog
-from tests.e2e.replies import judge_json, script_defaults, summarizer_json, writer_text
+from tests.e2e.replies import judge_json, summarizer_json, writer_text
 from tests.fakes.anthropic_server import FakeAnthropicServer, Reply
 
-
-@pytest.fixture(autouse=True)
-def _collect_garbage_in_the_gui_thread() -> Iterator[None]:
-    """Qt objects that earlier tests left in reference cycles are destroyed here, in the GUI thread: a garbage
-    collection that happens to start in one of the run's worker threads would destroy them there, and Qt
-    warns that their timers cannot be stopped from another thread."""
-    gc.collect()
-    yield
-    gc.collect()
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropicServer]:
-    """The fake server through ANTHROPIC_* variables, as an author's shell would have them; fast retries."""
-    with FakeAnthropicServer() as server:
-        script_defaults(server)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-ui")
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
-        save_settings(
-            LLMSettings(retry=RetrySettings(max_attempts=3, base_backoff_s=0.001, max_backoff_s=0.01))
-        )
-        yield server
+pytestmark = pytest.mark.usefixtures("gui_thread_gc")
 
 
 class Recorder:

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,32 +13,10 @@ from pytestqt.qtbot import QtBot
 
 from novel_desktop.controllers.pipeline_controller import PipelineController
 from novel_desktop.controllers.project_controller import ProjectController
-from novel_desktop.llm.settings import LLMSettings, RetrySettings, save_settings
 from novel_desktop.ui.pipeline_dock import LiveDraftView, PipelineDock
-from tests.e2e.replies import script_defaults
 from tests.fakes.anthropic_server import FakeAnthropicServer, Reply
 
-
-@pytest.fixture(autouse=True)
-def _collect_garbage_in_the_gui_thread() -> Iterator[None]:
-    """Qt objects that earlier tests left in reference cycles are destroyed here, in the GUI thread: a garbage
-    collection that happens to start in one of the run's worker threads would destroy them there, and Qt
-    warns that their timers cannot be stopped from another thread."""
-    gc.collect()
-    yield
-    gc.collect()
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropicServer]:
-    with FakeAnthropicServer() as server:
-        script_defaults(server)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-ui")
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
-        save_settings(
-            LLMSettings(retry=RetrySettings(max_attempts=3, base_backoff_s=0.001, max_backoff_s=0.01))
-        )
-        yield server
+pytestmark = pytest.mark.usefixtures("gui_thread_gc")
 
 
 @pytest.fixture

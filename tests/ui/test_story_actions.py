@@ -4,9 +4,8 @@ pipeline controller's task against the fake server; bad input gets a Chinese mes
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,33 +17,15 @@ from pytestqt.qtbot import QtBot
 
 from novel_desktop.config import AppSettings
 from novel_desktop.controllers.project_controller import ProjectController
-from novel_desktop.llm.settings import LLMSettings, RetrySettings, save_settings
 from novel_desktop.ui.ask_dialog import AskDialog
 from novel_desktop.ui.main_window import MainWindow
 from novel_desktop.ui.project_tree import CHARACTER
 from novel_desktop.ui.story_actions import parse_chapter_range
-from tests.e2e.replies import judge_json, script_defaults
+from tests.e2e.replies import judge_json
 from tests.fakes.anthropic_server import BATCH_ROLE, FakeAnthropicServer
 from tests.pipeline.test_on_demand import WEAVER, _world_reply
 
-
-@pytest.fixture(autouse=True)
-def _collect_garbage_in_the_gui_thread() -> Iterator[None]:
-    gc.collect()
-    yield
-    gc.collect()
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropicServer]:
-    with FakeAnthropicServer() as server:
-        script_defaults(server)
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-story")
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
-        save_settings(
-            LLMSettings(retry=RetrySettings(max_attempts=2, base_backoff_s=0.001, max_backoff_s=0.01))
-        )
-        yield server
+pytestmark = pytest.mark.usefixtures("gui_thread_gc")
 
 
 @pytest.fixture

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -26,14 +24,7 @@ def corpus_text() -> str:
     return CORPUS.read_text(encoding="utf-8")
 
 
-@pytest.fixture(autouse=True)
-def _collect_garbage_in_the_gui_thread() -> Iterator[None]:
-    """Qt objects that earlier tests left in reference cycles are destroyed here, in the GUI thread: a garbage
-    collection that happens to start in one of the run's worker threads would destroy them there, and Qt
-    warns that their timers cannot be stopped from another thread."""
-    gc.collect()
-    yield
-    gc.collect()
+pytestmark = pytest.mark.usefixtures("gui_thread_gc")
 
 
 @pytest.fixture
