@@ -97,6 +97,10 @@ class Recommendation:
     options: tuple[tuple[str, str], ...] = ()
 
 
+#: What an in-flight chapter has finished, by its pipeline stage, as the author reads it.
+_STAGE_DONE = {"drafting": "开始写作", "drafted": "初稿完成", "refined": "润色完成", "judged": "评审完成"}
+
+
 def effective_state(checkpoint: dict[str, Any], meta: dict[str, str]) -> str:
     """The §8.2 state the novel is in. Trial chapters run through the chapter pipeline, which records
     WRITING, so while the quick start's trial is open the state is QUICK_START whatever the stage says."""
@@ -156,6 +160,10 @@ def recommend(store: NovelStore | None) -> Recommendation:
             else:
                 written = min(max(0, last - rng[0] + 1), rng[1] - rng[0] + 1)
                 reason = f"第 {volume} 卷已写 {written}/{rng[1] - rng[0] + 1} 章（第 {rng[0]}-{rng[1]} 章）"
+            inflight, stage = cp.get("inflight_chapter"), str(cp.get("pipeline_stage") or "")
+            if inflight is not None and stage in _STAGE_DONE:
+                # A cold start (§8.1): the author should know nothing was lost and what 续写 will do.
+                reason += f"；第 {inflight} 章上次停在“{_STAGE_DONE[stage]}”，续写会从那里接着做"
     return Recommendation(state, action, label, reason, ((f"{label}", f"推荐：{reason}"), *extra))
 
 

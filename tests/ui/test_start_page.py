@@ -41,6 +41,8 @@ def test_unfinished_volume_recommends_continuing(qtbot: QtBot, project: ProjectC
     page = _page(qtbot, project)
     assert page.recommend_button.text() == "继续写作"
     assert "已写 2/5 章" in page.reason.text()
+    # The seed project stopped after chapter 3's draft: the author learns that 续写 picks it up there.
+    assert "第 3 章上次停在“初稿完成”，续写会从那里接着做" in page.reason.text()
     assert "《青石问道》" in page.subtitle.text()
     with qtbot.waitSignal(page.action_requested) as sig:
         page.recommend_button.click()
