@@ -37,12 +37,20 @@ def test_no_novel_recommends_creating_one(qtbot: QtBot) -> None:
     assert sig.args == ["create"]
 
 
+def test_an_interrupted_chapter_is_named_with_where_it_stopped(
+    qtbot: QtBot, project: ProjectController
+) -> None:
+    """A run stopped after chapter 3 was refined (a crash, 停止): 续写 picks it up there, and the page says so."""
+    project.store.update_checkpoint(inflight_chapter=3, pipeline_stage="refined")
+    page = _page(qtbot, project)
+    assert page.recommend_button.text() == "继续写作"
+    assert "第 3 章上次停在“润色完成”，续写会从那里接着做" in page.reason.text()
+
+
 def test_unfinished_volume_recommends_continuing(qtbot: QtBot, project: ProjectController) -> None:
     page = _page(qtbot, project)
     assert page.recommend_button.text() == "继续写作"
     assert "已写 2/5 章" in page.reason.text()
-    # The seed project stopped after chapter 3's draft: the author learns that 续写 picks it up there.
-    assert "第 3 章上次停在“初稿完成”，续写会从那里接着做" in page.reason.text()
     assert "《青石问道》" in page.subtitle.text()
     with qtbot.waitSignal(page.action_requested) as sig:
         page.recommend_button.click()
