@@ -37,7 +37,7 @@ from novel_desktop.pipeline.events import (
 )
 from novel_desktop.pipeline.interaction import InteractionManager, InteractionRequest
 from novel_desktop.storage import layout
-from novel_desktop.ui.i18n import tr
+from novel_desktop.ui.i18n import tr, tr_phrase, tr_phrases
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget
@@ -514,7 +514,10 @@ class PipelineController(QObject):
             self.project.notify_pipeline_commit()  # planning documents and chapters may have changed
         rec = await asyncio.to_thread(recommend, store)
         self.lifecycle_finished.emit(
-            action, tr("下一步：{label}——{reason}").format(label=tr(rec.label), reason=tr(rec.reason))
+            action,
+            tr("下一步：{label}——{reason}").format(
+                label=tr_phrase(rec.label_phrase), reason=tr_phrases(rec.reason_phrases)
+            ),
         )
 
     # ------------------------------------------------------------------ on-demand actions (§6 Layer 3)

@@ -86,19 +86,49 @@ _RETRYABLE = (LLMError, LifecycleError, PipelineError, StoreError)
 
 
 # ---------------------------------------------------------------------------- recommendation (§2.2)
+#: A sentence for the author as a template and its values: ``template.format(**values)`` is the Chinese
+#: text; a UI translates the template and formats it with the same values.
+Phrase = tuple[str, dict[str, Any]]
+
+
+def _say(template: str, **values: Any) -> Phrase:
+    return template, values
+
+
+def render(phrases: tuple[Phrase, ...], sep: str = "；") -> str:
+    """The phrases as one Chinese text."""
+    return sep.join(template.format(**values) for template, values in phrases)
+
+
 @dataclass(frozen=True)
 class Recommendation:
-    """What ``/novel:start`` recommends: the state, the recommended action and the menu (2-4 options)."""
+    """What ``/novel:start`` recommends: the state, the recommended action and the menu (2-4 options).
+
+    ``label_phrase`` and ``reason_phrases`` are the label and the reason as templates with their values (for a
+    translated window); ``label`` and ``reason`` are the Chinese text."""
 
     state: str
     action: str
-    label: str
-    reason: str
-    options: tuple[tuple[str, str], ...] = ()
+    label_phrase: Phrase
+    reason_phrases: tuple[Phrase, ...]
+    extra_options: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def label(self) -> str:
+        return render((self.label_phrase,))
+
+    @property
+    def reason(self) -> str:
+        return render(self.reason_phrases)
+
+    @property
+    def options(self) -> tuple[tuple[str, str], ...]:
+        """The menu: the recommended step first, then the others."""
+        return ((self.label, f"推荐：{self.reason}"), *self.extra_options)
 
 
 #: What an in-flight chapter has finished, by its pipeline stage, as the author reads it.
-_STAGE_DONE = {"drafting": "开始写作", "drafted": "初稿完成", "refined": "润色完成", "judged": "评审完成"}
+STAGE_DONE = {"drafting": "开始写作", "drafted": "初稿完成", "refined": "润色完成", "judged": "评审完成"}
 
 
 def effective_state(checkpoint: dict[str, Any], meta: dict[str, str]) -> str:
@@ -112,27 +142,37 @@ def effective_state(checkpoint: dict[str, Any], meta: dict[str, str]) -> str:
     return state
 
 
+def _chapter_list(numbers: list[int]) -> str:
+    run = numbers == list(range(numbers[0], numbers[-1] + 1))
+    return f"{numbers[0]}-{numbers[-1]}" if run and len(numbers) > 1 else "、".join(map(str, numbers))
+
+
 def recommend(store: NovelStore | None) -> Recommendation:
     """The seed's state-aware recommendation (§2.2): no project → 创建新项目; volume unfinished → 继续写作;
-    volume finished → 规划新卷; plus what the quick start, a pause or a review needs."""
+    volume finished → 规划新卷; plus what the quick start, a pause, a hand edit or a review needs."""
     extra = (
         ("质量回顾", "运行到期的质量简报、文风漂移和一致性检查"),
         ("导入研究资料", "novel research import"),
     )
     if store is None:
-        return Recommendation(S.INIT, "create", "创建新项目", "还没有这部小说", (("创建新项目", "推荐"),))
+        return Recommendation(S.INIT, "create", _say("创建新项目"), (_say("还没有这部小说"),))
     cp, meta = store.checkpoint(), store.meta()
     state = effective_state(cp, meta)
     volume = int(cp.get("current_volume") or 1)
     last = int(cp.get("last_completed_chapter") or 0)
+    reason: list[Phrase] = []
     if state == S.INIT:
-        action, label, reason = "quick_start", "创建新项目", "回答题材、主角、冲突和平台，生成设定并试写 3 章"
+        action, label = "quick_start", _say("创建新项目")
+        reason.append(_say("回答题材、主角、冲突和平台，生成设定并试写 3 章"))
     elif state == S.QUICK_START:
-        action, label, reason = "quick_start", "继续快速起步", "设定、文风或试写尚未完成"
+        action, label = "quick_start", _say("继续快速起步")
+        reason.append(_say("设定、文风或试写尚未完成"))
     elif state == S.VOL_PLANNING:
-        action, label, reason = "plan", f"规划第 {volume} 卷", "当前卷已完成或尚未规划"
+        action, label = "plan", _say("规划第 {volume} 卷", volume=volume)
+        reason.append(_say("当前卷已完成或尚未规划"))
     elif state == S.VOL_REVIEW:
-        action, label, reason = "review", f"第 {volume} 卷卷末回顾", "本卷已写完，回顾后规划下一卷"
+        action, label = "review", _say("第 {volume} 卷卷末回顾", volume=volume)
+        reason.append(_say("本卷已写完，回顾后规划下一卷"))
     else:
         pending = [p for p in cp.get("pending_actions") or [] if isinstance(p, dict)]
         rng = volume_plan.volume_range(store, volume)
@@ -140,31 +180,43 @@ def recommend(store: NovelStore | None) -> Recommendation:
         if stale:
             # A hand edit made the summaries and the state of these chapters stale (001 §10.8): writing on
             # would build on a state that no longer matches the text.
-            run = stale == list(range(stale[0], stale[-1] + 1))
-            chapters = (
-                f"第 {stale[0]}-{stale[-1]} 章"
-                if run and len(stale) > 1
-                else f"第 {'、'.join(map(str, stale))} 章"
+            action, label = "rebuild", _say("重建第 {first} 章起的故事状态", first=stale[0])
+            reason.append(
+                _say(
+                    "第 {chapters} 章手改过，摘要和故事状态需要重建，之后再续写",
+                    chapters=_chapter_list(stale),
+                )
             )
-            action, label = "rebuild", f"重建第 {stale[0]} 章起的故事状态"
-            reason = f"{chapters}手改过，摘要和故事状态需要重建，之后再续写"
         elif pending:
-            action, label = "continue", "继续写作"
-            reason = f"一致性检查发现严重问题（{pending[-1].get('window')}），修正后再继续"
+            action, label = "continue", _say("继续写作")
+            window = pending[-1].get("window")
+            reason.append(_say("一致性检查发现严重问题（{window}），修正后再继续", window=window))
         elif rng is not None and last >= rng[1]:
-            action, label, reason = "review", f"第 {volume} 卷卷末回顾", "本卷已写完"
+            action, label = "review", _say("第 {volume} 卷卷末回顾", volume=volume)
+            reason.append(_say("本卷已写完"))
         else:
-            action, label = "continue", "继续写作"
+            action, label = "continue", _say("继续写作")
             if rng is None:
-                reason = f"第 {volume} 卷写到第 {last} 章"
+                reason.append(_say("第 {volume} 卷写到第 {last} 章", volume=volume, last=last))
             else:
-                written = min(max(0, last - rng[0] + 1), rng[1] - rng[0] + 1)
-                reason = f"第 {volume} 卷已写 {written}/{rng[1] - rng[0] + 1} 章（第 {rng[0]}-{rng[1]} 章）"
+                total = rng[1] - rng[0] + 1
+                written = min(max(0, last - rng[0] + 1), total)
+                reason.append(
+                    _say(
+                        "第 {volume} 卷已写 {written}/{total} 章（第 {start}-{end} 章）",
+                        volume=volume, written=written, total=total, start=rng[0], end=rng[1],
+                    )
+                )  # fmt: skip
             inflight, stage = cp.get("inflight_chapter"), str(cp.get("pipeline_stage") or "")
-            if inflight is not None and stage in _STAGE_DONE:
+            if inflight is not None and stage in STAGE_DONE:
                 # A cold start (§8.1): the author should know nothing was lost and what 续写 will do.
-                reason += f"；第 {inflight} 章上次停在“{_STAGE_DONE[stage]}”，续写会从那里接着做"
-    return Recommendation(state, action, label, reason, ((f"{label}", f"推荐：{reason}"), *extra))
+                reason.append(
+                    _say(
+                        "第 {chapter} 章上次停在“{stage}”，续写会从那里接着做",
+                        chapter=inflight, stage=STAGE_DONE[stage],
+                    )
+                )  # fmt: skip
+    return Recommendation(state, action, label, tuple(reason), extra)
 
 
 # ---------------------------------------------------------------------------- the state machine
@@ -450,6 +502,7 @@ __all__ = [
     "ChecksReported",
     "Orchestrator",
     "OrchestratorEvent",
+    "Phrase",
     "Recommendation",
     "RunSummary",
     "StateChanged",
@@ -458,5 +511,6 @@ __all__ = [
     "StepRetrying",
     "effective_state",
     "recommend",
+    "render",
     "volume_of_chapter",
 ]

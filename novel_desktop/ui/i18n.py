@@ -7,6 +7,8 @@ Source strings in the code are Chinese. ``tr("续写")`` returns the English tex
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
+from typing import Any
 
 from novel_desktop.paths import resource
 
@@ -34,3 +36,15 @@ def tr(text: str) -> str:
     if _language == "zh":
         return text
     return _catalog.get(text, text)
+
+
+def tr_phrase(phrase: tuple[str, dict[str, Any]]) -> str:
+    """A core phrase (a template and its values, e.g. ``("规划第 {volume} 卷", {"volume": 2})``) in the
+    selected language; text values are translated too."""
+    template, values = phrase
+    return tr(template).format(**{k: tr(v) if isinstance(v, str) else v for k, v in values.items()})
+
+
+def tr_phrases(phrases: Iterable[tuple[str, dict[str, Any]]]) -> str:
+    """Several phrases, joined as the language joins clauses."""
+    return tr("；").join(tr_phrase(p) for p in phrases)

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from novel_desktop.controllers.project_controller import ProjectController
-from novel_desktop.ui.i18n import tr
+from novel_desktop.ui.i18n import tr, tr_phrase, tr_phrases
 
 COLUMN_WIDTH = 720
 #: The guide's cards (the window's theme styles the rest of the page by object name).
@@ -206,8 +206,8 @@ class StartPage(QScrollArea):
         """Show the recommendation for the open novel (or none) and the recent novels."""
         rec = self.project.recommendation()
         self.action = rec.action
-        self.recommend_button.setText(tr(rec.label))
-        self.reason.setText(tr(rec.reason))
+        self.recommend_button.setText(tr_phrase(rec.label_phrase))
+        self.reason.setText(tr_phrases(rec.reason_phrases))
         self.guide.setVisible(not self.project.is_open)
         self.workspace.setVisible(self.project.is_open)
         if self.project.is_open:

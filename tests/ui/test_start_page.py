@@ -205,3 +205,41 @@ def test_the_guide_in_english(qtbot: QtBot, english: None) -> None:
     assert "no API key needed" in texts[5]
     assert "Test connection" in texts[7]
     assert page.settings_button.text() == "Settings…"
+
+
+def test_every_recommendation_phrase_has_an_english_template_with_the_same_slots() -> None:
+    """The recommendation is built in the core as templates with values; the window translates each one."""
+    import json
+    import re
+    import string
+
+    from novel_desktop.paths import resource
+    from novel_desktop.pipeline import orchestrator
+
+    catalogue = json.loads(resource("i18n", "en", "recommendation.json").read_text(encoding="utf-8"))
+    source = Path(orchestrator.__file__).read_text(encoding="utf-8")
+    templates = set(re.findall(r'_say\(\s*"([^"]*)"', source)) | set(orchestrator.STAGE_DONE.values())
+    assert len(templates) >= 20
+    missing = sorted(t for t in templates if t not in catalogue)
+    assert missing == []
+
+    def slots(text: str) -> set[str]:
+        return {name for _, name, _, _ in string.Formatter().parse(text) if name}
+
+    assert all(slots(t) == slots(catalogue[t]) for t in templates)
+
+
+def test_the_recommendation_in_english(qtbot: QtBot, project: ProjectController) -> None:
+    from novel_desktop.ui import i18n
+
+    project.store.update_checkpoint(inflight_chapter=3, pipeline_stage="refined")
+    i18n.set_language("en")
+    try:
+        page = _page(qtbot, project)
+        assert page.recommend_button.text() == "Continue writing"
+        assert page.reason.text() == (
+            "Volume 1: 2 of 5 chapters written (chapters 1-5); "
+            "Chapter 3 stopped at “refined” last time; Continue picks it up there"
+        )
+    finally:
+        i18n.set_language("zh")
