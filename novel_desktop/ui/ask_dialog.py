@@ -47,6 +47,21 @@ from novel_desktop.ui.i18n import tr
 
 ANSWERED_BY = "novel_desktop"
 _RECOMMENDED_MARKERS = ("推荐", "recommended")
+#: The pipeline's question topics (NOVEL_ASK ``topic``) as the author reads them, for the dialog's title.
+TOPIC_TITLES = {
+    "novel setup": "新书设定",
+    "style source": "文风来源",
+    "quick start review": "试写确认",
+    "volume plan": "卷大纲确认",
+    "quality brief": "质量简报",
+    "volume review": "卷末回顾",
+    "rule change propagation": "契约更新",
+    "contract change": "契约变更",
+    "world extension conflict": "世界观冲突",
+    "world decision": "世界观决定",
+    "character decision": "角色决定",
+    "platform binding": "平台设定",
+}
 #: A free-text question whose id ends so asks for file paths, and gets a 选择文件… button.
 FILES_SUFFIX = "_files"
 #: Context with Markdown headings (a volume outline) is shown formatted; anything else as plain text.
@@ -215,14 +230,23 @@ class AskDialog(QDialog):
         self.spec = spec
         self._answer: AnswerSpec | None = None
         headers = [q.header for q in spec.questions]
-        self.setWindowTitle(headers[0] if len(headers) == 1 else tr("需要你的决定"))
+        # One question: its header says it all; several: what they are about, when the topic is known.
+        topic = TOPIC_TITLES.get(spec.topic)
+        if len(headers) == 1:
+            self.setWindowTitle(headers[0])
+        else:
+            self.setWindowTitle(tr(topic) if topic else tr("需要你的决定"))
         self.setMinimumWidth(560)
 
         outer = QVBoxLayout(self)
         outer.setSpacing(10)
-        title = QLabel(
-            headers[0] if len(headers) == 1 else tr("需要你的决定（{n} 个问题）").format(n=len(headers))
-        )
+        if len(headers) == 1:
+            heading = headers[0]
+        elif topic:
+            heading = tr("{topic}（{n} 个问题）").format(topic=tr(topic), n=len(headers))
+        else:
+            heading = tr("需要你的决定（{n} 个问题）").format(n=len(headers))
+        title = QLabel(heading)
         font = title.font()
         font.setPointSizeF(font.pointSizeF() * 1.25)
         font.setBold(True)

@@ -8,7 +8,7 @@ from typing import Any
 import qasync
 from PySide6.QtCore import QPoint, Qt, QTimer
 from PySide6.QtGui import QInputMethodEvent
-from PySide6.QtWidgets import QAbstractButton, QApplication, QCheckBox, QDialog, QRadioButton, QWidget
+from PySide6.QtWidgets import QAbstractButton, QApplication, QCheckBox, QDialog, QLabel, QRadioButton, QWidget
 from pytestqt.qtbot import QtBot
 
 from novel_desktop.domain.novel_ask import QuestionSpec, validate_answer_spec
@@ -254,3 +254,12 @@ def test_a_files_question_gets_a_browse_button_that_fills_the_paths(qtbot: QtBot
     )
     qtbot.addWidget(other)
     assert other.boxes["direction"].browse_button is None
+
+
+def test_several_questions_are_titled_by_what_they_are_about(qtbot: QtBot) -> None:
+    from novel_desktop.pipeline.quick_start import setup_spec
+
+    dialog = AskDialog(setup_spec())
+    qtbot.addWidget(dialog)
+    assert dialog.windowTitle() == "新书设定"
+    assert dialog.findChild(QLabel).text() == "新书设定（4 个问题）"

@@ -165,7 +165,7 @@ def test_the_english_catalogue_covers_the_pipeline_ui() -> None:
     import re
 
     from novel_desktop.paths import resource
-    from novel_desktop.ui import pipeline_dock, style_drop
+    from novel_desktop.ui import ask_dialog, pipeline_dock, style_drop
 
     catalogue = json.loads(resource("i18n", "en", "pipeline_ui.json").read_text(encoding="utf-8"))
     modules = [
@@ -182,6 +182,7 @@ def test_the_english_catalogue_covers_the_pipeline_ui() -> None:
     }
     tables = [title for title, _ in pipeline_dock.STEPS] + ["修订", "二次润色", "复核"]
     tables += list(pipeline_dock.GATE_ACTIONS.values()) + list(pipeline_dock.STATE_NAMES.values())
+    tables += list(ask_dialog.TOPIC_TITLES.values())
     tables += [label for _, label in style_drop.SOURCE_TYPES] + [
         label for _, label, _ in style_drop.METRIC_LABELS
     ]
