@@ -321,6 +321,10 @@ class ForeshadowingView(QWidget):
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(ForeshadowingModel.COL_DESCRIPTION, QHeaderView.ResizeMode.Stretch)
+        # The overdue note is long; sized to its text it took the description's room (the row's detail pane
+        # and the tooltip show it whole).
+        header.setSectionResizeMode(ForeshadowingModel.COL_NOTE, QHeaderView.ResizeMode.Interactive)
+        header.resizeSection(ForeshadowingModel.COL_NOTE, 160)
         self.table.doubleClicked.connect(self._on_table_double_clicked)
         self.table.selectionModel().currentRowChanged.connect(self._on_table_current_changed)
         self.table.setToolTip(tr("双击打开章节：点在埋设、推进或回收列上打开那一章，其他列打开最近的一章"))
