@@ -365,7 +365,7 @@ class MainWindow(QMainWindow):
             [max(220, int(w * 0.16)), max(280, int(w * 0.22))],
             Qt.Orientation.Horizontal,
         )
-        self.resizeDocks([self.progress_dock], [max(150, int(h * 0.19))], Qt.Orientation.Vertical)
+        self.resizeDocks([self.progress_dock], [max(140, int(h * 0.15))], Qt.Orientation.Vertical)
 
     def save_layout(self) -> None:
         s = layout_settings()
