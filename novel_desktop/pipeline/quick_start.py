@@ -199,9 +199,8 @@ def _round(store: NovelStore) -> str:
 # ---------------------------------------------------------------------------- 1. setup questions
 def setup_spec() -> QuestionSpec:
     """Genre, protagonist, core conflict and platform (with each platform's length and hook)."""
-    platforms = [
-        (p.id, f"{p.name}：每章 {p.min_chars}-{p.max_chars} 字；{p.hook}") for p in PLATFORMS.values()
-    ]
+    # The author picks a platform by its name; the answer is mapped back to its id (platform_id).
+    platforms = [(p.name, f"每章 {p.min_chars}-{p.max_chars} 字；{p.hook}") for p in PLATFORMS.values()]
     return spec(
         "novel setup",
         question("genre", "题材", "写什么题材？（如 玄幻、都市、仙侠、悬疑、言情）", kind="free_text"),
@@ -209,14 +208,24 @@ def setup_spec() -> QuestionSpec:
         question(
             "conflict", "核心冲突", "故事的核心冲突是什么？主角想要什么，什么挡在前面？", kind="free_text"
         ),
-        question("platform", "平台", "准备发布到哪个平台？", options=platforms, default="qidian"),
+        question(
+            "platform", "平台", "准备发布到哪个平台？", options=platforms, default=PLATFORMS["qidian"].name
+        ),
     )
+
+
+def platform_id(answer: object) -> str:
+    """The platform id of a setup answer: a platform's name (起点中文网) or its id (qidian); ``web`` else."""
+    text = str(answer or "")
+    if text in PLATFORMS:
+        return text
+    return next((p.id for p in PLATFORMS.values() if p.name == text), "web")
 
 
 def brief_markdown(title: str, answers: AnswerSpec) -> str:
     """``brief.md``: the creative brief every agent reads first."""
     a = answers.answers
-    platform = PLATFORMS.get(str(a.get("platform")), PLATFORMS["web"])
+    platform = PLATFORMS[platform_id(a.get("platform"))]
     return (
         f"# {title}\n\n"
         f"- **题材**：{a.get('genre', '')}\n"
@@ -231,12 +240,10 @@ async def run_setup(store: NovelStore, interaction: InteractionManager) -> StepR
     answer = await ask(store, interaction, setup_spec(), SETUP_ANSWER)
     meta = await db(store.meta)
     await db(store.put_document, "brief.md", brief_markdown(meta.get("title", ""), answer))
-    platform = str(answer.answers.get("platform") or "web")
-    await db(store.set_meta, "platform", platform if platform in PLATFORMS else "web")
+    platform = platform_id(answer.answers.get("platform"))
+    await db(store.set_meta, "platform", platform)
     await db(store.set_meta, "genre", str(answer.answers.get("genre") or ""))
-    return StepReport(
-        f"创作纲领已写入 brief.md（平台：{PLATFORMS.get(platform, PLATFORMS['web']).name}）", ["brief.md"]
-    )
+    return StepReport(f"创作纲领已写入 brief.md（平台：{PLATFORMS[platform].name}）", ["brief.md"])
 
 
 # ---------------------------------------------------------------------------- 2. world

@@ -239,7 +239,7 @@ def answers() -> dict[str, Any]:
             "genre": "仙侠",
             "protagonist": "林枫，青石镇药铺学徒，十七岁，父母早亡，倔强爱追问",
             "conflict": "林枫想弄清残玉的来历，却被挡在仙门之外",
-            "platform": "qidian",
+            "platform": "起点中文网",
         },
         "quick start review": {"trial_action": "继续"},
         "volume plan": {"outline_action": "确认"},

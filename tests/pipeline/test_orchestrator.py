@@ -191,3 +191,15 @@ def test_volume_end_leads_through_review_to_next_plan(store: NovelStore, server:
     assert (cp["current_volume"], cp["orchestrator_state"], cp["last_completed_chapter"]) == (2, "WRITING", 5)
     assert store.document("volumes/vol-01/review.md") is not None
     assert store.answer(f"{ASK}quality-brief-005.answers.json") is not None
+
+
+def test_the_platform_is_chosen_by_its_name_and_stored_as_its_id() -> None:
+    from novel_desktop.pipeline.quick_start import platform_id, setup_spec
+
+    question = next(q for q in setup_spec().questions if q.id == "platform")
+    labels = [o.label for o in question.options]
+    assert labels == ["起点中文网", "番茄小说", "晋江文学城", "自建站/博客"]
+    assert question.default == "起点中文网"
+    assert "每章 2500-4000 字" in question.options[0].description
+    assert [platform_id(label) for label in labels] == ["qidian", "tomato", "jjwxc", "web"]
+    assert platform_id("tomato") == "tomato" and platform_id("别处") == "web" and platform_id(None) == "web"
