@@ -156,6 +156,7 @@ class PipelineDock(QWidget):
         p = self.pipeline
         # Nothing to continue without a novel: the buttons follow the open project too.
         p.project.project_opened.connect(self._update_buttons)
+        p.project.project_opened.connect(self._on_project_opened)
         p.project.project_closed.connect(self._update_buttons)
         p.running_changed.connect(self._on_pipeline_running_changed)
         p.chapter_started.connect(self._on_pipeline_chapter_started)
@@ -233,6 +234,21 @@ class PipelineDock(QWidget):
 
     def _on_stop_clicked(self) -> None:
         self.pipeline.cancel()
+
+    def _on_project_opened(self, _path: str) -> None:
+        # A cold start (§8.1): a chapter a crash or 停止 interrupted waits in staging; say where it stopped.
+        from novel_desktop.pipeline.orchestrator import STAGE_DONE
+
+        cp = self.pipeline.project.checkpoint()
+        chapter, stage = cp.get("inflight_chapter"), str(cp.get("pipeline_stage") or "")
+        if chapter is not None and stage in STAGE_DONE:
+            self.chapter_label.setText(tr("第 {n} 章未完成").format(n=chapter))
+            self.log(
+                tr("第 {chapter} 章上次停在“{stage}”，续写会从那里接着做").format(
+                    chapter=chapter, stage=tr(STAGE_DONE[stage])
+                ),
+                "warning",
+            )
 
     def _update_buttons(self, *_args: object) -> None:
         running, is_open = self.pipeline.running, self.pipeline.project.is_open

@@ -201,3 +201,21 @@ def test_continue_is_offered_only_with_a_novel_open(qtbot: QtBot, seed_novel: Pa
     finally:
         project.close()
     assert not dock.continue_button.isEnabled()
+
+
+def test_opening_a_novel_with_an_interrupted_chapter_says_where_it_stopped(
+    qtbot: QtBot, seed_novel: Path
+) -> None:
+    from novel_desktop.storage.store import NovelStore
+
+    with NovelStore.open(seed_novel) as store:
+        store.update_checkpoint(inflight_chapter=3, pipeline_stage="judged")
+    project = ProjectController()
+    dock = PipelineDock(PipelineController(project))
+    qtbot.addWidget(dock)
+    project.open(seed_novel)
+    try:
+        assert dock.chapter_label.text() == "第 3 章未完成"
+        assert any("第 3 章上次停在“评审完成”，续写会从那里接着做" in line for line in dock.log_lines())
+    finally:
+        project.close()
