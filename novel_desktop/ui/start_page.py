@@ -212,12 +212,19 @@ class StartPage(QScrollArea):
         self.workspace.setVisible(self.project.is_open)
         if self.project.is_open:
             status = self.project.status()
-            self.subtitle.setText(
+            # /novel:status at a glance: where the novel is, how good it is, what is still open.
+            parts = [
                 tr("《{title}》 · 第 {volume} 卷 · 已写 {chapters} 章 · {chars} 字").format(
                     title=status.title, volume=status.current_volume, chapters=status.chapters,
                     chars=f"{status.total_chars:,}",
                 )
-            )  # fmt: skip
+            ]  # fmt: skip
+            if status.mean_score is not None:
+                parts.append(tr("平均分 {score:.2f}").format(score=status.mean_score))
+            parts.append(tr("未回收伏笔 {n}").format(n=status.open_foreshadowing))
+            if status.needs_rebuild:
+                parts.append(tr("{n} 章待重建").format(n=len(status.needs_rebuild)))
+            self.subtitle.setText(" · ".join(parts))
         else:
             self.subtitle.setText(tr("一卷一卷写长篇：大纲、续写、质量评审、故事线和伏笔，一处看全。"))
         self.recent_list.clear()

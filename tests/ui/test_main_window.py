@@ -307,6 +307,10 @@ def test_the_recommended_rebuild_runs_from_the_start_page(
     assert win.open_demo()
     win.show_start_page()
     assert win.start_page.recommend_button.text() == "重建第 4 章起的故事状态"
+    status = win.start_page.subtitle.text()
+    assert (
+        "《剑冢守灯人》 · 第 1 卷 · 已写 6 章" in status and "未回收伏笔" in status and "3 章待重建" in status
+    )
     started: list[int] = []
     monkeypatch.setattr(win.pipeline, "rebuild", started.append)
     win.start_page.recommend_button.click()
