@@ -244,12 +244,6 @@ class ProjectController(QObject):
             split, target, title=title, source_name=Path(source).name, encoding=manuscript.encoding
         )
 
-    @classmethod
-    def import_manuscript(cls, source: str | Path, target: str | Path, *, title: str) -> ImportSummary:
-        """Split a manuscript (txt/docx/epub) into chapters and create the novel ``target`` from it."""
-        manuscript, split = cls.read_manuscript(source)
-        return cls.write_manuscript(source, manuscript, split, target, title=title)
-
     # ------------------------------------------------------------------ writes
     def save_chapter(self, number: int, text: str) -> list[int]:
         """Keep the author's edit as a new revision; returns the chapters now needing a rebuild."""

@@ -566,12 +566,13 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ drag and drop
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        from novel_desktop.ui.style_drop import local_paths
-
-        if local_paths(event):
-            event.acceptProposedAction()
+        self._accept_files(event)
 
     def dragMoveEvent(self, event: QDragMoveEvent) -> None:
+        self._accept_files(event)
+
+    @staticmethod
+    def _accept_files(event: QDragEnterEvent | QDragMoveEvent) -> None:
         from novel_desktop.ui.style_drop import local_paths
 
         if local_paths(event):

@@ -209,3 +209,27 @@ def test_dropping_files_that_are_neither_is_explained(
     drop(window, [picture])
     [(kind, title, text)] = messages.shown
     assert (kind, title) == ("information", "无法使用这些文件") and "1-3 个样本" in text
+
+
+def test_the_window_accepts_a_drag_of_files_only(window: MainWindow, tmp_path: Path) -> None:
+    from PySide6.QtCore import QPoint
+    from PySide6.QtGui import QDragEnterEvent
+
+    def drag(mime: QMimeData) -> bool:
+        event = QDragEnterEvent(
+            QPoint(200, 200),
+            Qt.DropAction.CopyAction,
+            mime,
+            Qt.MouseButton.LeftButton,
+            Qt.KeyboardModifier.NoModifier,
+        )
+        event.ignore()
+        window.dragEnterEvent(event)
+        return event.isAccepted()
+
+    files = QMimeData()
+    files.setUrls([QUrl.fromLocalFile(str(tmp_path / "样本.txt"))])
+    text = QMimeData()
+    text.setText("一段文字")
+    assert drag(files)
+    assert not drag(text)
