@@ -929,6 +929,15 @@ class MainWindow(QMainWindow):
             if count is None:
                 return
             self.project.set_planned_chapters(1, count)
+        if action == "review" and self.project.recommendation().action != "review":
+            # The review ends the volume and leads to the next one's plan: not by a stray click mid-volume.
+            answer = QMessageBox.question(
+                self,
+                tr("卷末回顾"),
+                tr("本卷还没有写完。现在回顾会结束本卷，接着规划下一卷。确定现在回顾吗？"),
+            )
+            if answer != QMessageBox.StandardButton.Yes:
+                return
         self.pipeline.volume_chapters = None
         if action == "plan":
             count = self._ask_volume_chapters(self.project.volume_to_plan())

@@ -323,3 +323,19 @@ def test_the_quality_report_follows_the_chapter_tab(qtbot: QtBot, window: MainWi
     qtbot.waitUntil(lambda: getattr(window.quality_panel, "chapter", None) == 1)
     window.open_chapter(2)
     qtbot.waitUntil(lambda: getattr(window.quality_panel, "chapter", None) == 2)
+
+
+def test_a_review_in_the_middle_of_a_volume_asks_first(
+    window: MainWindow, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[str] = []
+    started: list[str] = []
+    monkeypatch.setattr(window.pipeline, "run_lifecycle", started.append)
+    monkeypatch.setattr(
+        QMessageBox,
+        "question",
+        staticmethod(lambda _p, _t, text, *_a: asked.append(text) or QMessageBox.StandardButton.No),
+    )
+    window.review_action.trigger()  # the seed novel has written 2 of its 5 chapters
+    assert len(asked) == 1 and "还没有写完" in asked[0]
+    assert started == []
