@@ -485,6 +485,15 @@ class MainWindow(QMainWindow):
         self._remember(Path(path))
         self._update_for_project()
         self.show_start_page()  # a new novel's next step is its quick start: the start page says so
+        answer = QMessageBox.question(
+            self,
+            tr("快速起步"),
+            tr(
+                "《{title}》已建好。现在快速起步吗？（题材、主角、冲突、平台 → 设定、角色、文风 → 试写 3 章）"
+            ).format(title=title),
+        )
+        if answer == QMessageBox.StandardButton.Yes:
+            self.run_lifecycle("quick_start")
 
     def open_demo(self) -> bool:
         """Open a fresh copy of the bundled demo novel (the same copy ``--demo`` opens)."""

@@ -339,3 +339,36 @@ def test_a_review_in_the_middle_of_a_volume_asks_first(
     window.review_action.trigger()  # the seed novel has written 2 of its 5 chapters
     assert len(asked) == 1 and "还没有写完" in asked[0]
     assert started == []
+
+
+@pytest.mark.parametrize("start_now", [True, False])
+def test_a_new_novel_is_created_and_the_quick_start_offered(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, start_now: bool
+) -> None:
+    from PySide6.QtWidgets import QFileDialog, QInputDialog
+
+    win = MainWindow(settings=AppSettings())
+    qtbot.addWidget(win)
+    target = tmp_path / "青云志"
+    monkeypatch.setattr(QInputDialog, "getText", staticmethod(lambda *a, **k: ("青云志", True)))
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: (str(target), "")))
+    answer = QMessageBox.StandardButton.Yes if start_now else QMessageBox.StandardButton.No
+    offered: list[str] = []
+    monkeypatch.setattr(
+        QMessageBox, "question", staticmethod(lambda _p, _t, text, *_a: offered.append(text) or answer)
+    )
+    started: list[str] = []
+    monkeypatch.setattr(win.pipeline, "run_lifecycle", started.append)
+    monkeypatch.setattr(QInputDialog, "getInt", staticmethod(lambda *a, **k: (40, True)))
+
+    win.new_action.trigger()
+    assert (tmp_path / "青云志.novel").exists()  # the suffix is added
+    assert win.project.title() == "青云志"
+    assert len(offered) == 1 and "《青云志》已建好" in offered[0]
+    assert started == (["quick_start"] if start_now else [])
+    if start_now:
+        assert win.project.planned_chapters(1) == 40  # asked before the quick start plans volume 1
+    else:
+        assert win.center.currentWidget() is win.start_page
+        assert win.start_page.recommend_button.text() == "创建新项目"
+    win.close_novel()
