@@ -104,6 +104,10 @@ def calm_palette() -> QPalette:
     palette.setColor(QPalette.ColorRole.ToolTipText, QColor(INK))
     palette.setColor(QPalette.ColorRole.PlaceholderText, QColor("#9a9a9a"))
     palette.setColor(QPalette.ColorRole.Link, QColor(ACCENT))
+    # Set without a group, the colours above hold for disabled widgets too, which then looked clickable.
+    disabled = QColor("#a9a59c")
+    for role in (QPalette.ColorRole.ButtonText, QPalette.ColorRole.WindowText, QPalette.ColorRole.Text):
+        palette.setColor(QPalette.ColorGroup.Disabled, role, disabled)
     return palette
 
 
