@@ -433,3 +433,35 @@ def test_continue_on_a_new_novel_points_to_the_quick_start(
         assert fake.requests == []
     finally:
         project.close()
+
+
+def test_the_quick_start_without_a_key_says_how_to_set_one(
+    qloop: qasync.QEventLoop, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from novel_desktop.storage.store import NovelStore
+
+    monkeypatch.setattr("keyring.get_password", lambda *_a: None)
+    path = tmp_path / "新书.novel"
+    NovelStore.create(path, title="新书").close()
+    project = ProjectController()
+    project.open(path)
+    try:
+        from tests.e2e.lifecycle_replies import answers
+
+        by_topic = answers()
+
+        def asker(request: InteractionRequest) -> AnswerSpec:
+            spec = request.spec
+            return build_answer_spec(spec, by_topic[spec.topic], answered_by="novel_desktop")
+
+        controller = PipelineController(project, asker=asker)
+        rec = Recorder(controller)
+        run_until_finished(qloop, controller, lambda: controller.run_lifecycle("quick_start"))
+        [(message,)] = rec.args("failed")
+        assert "API" in message and "设置" in message
+        assert "从中断处继续" in message  # nothing was lost; the same button carries on
+        # The setup answers are kept: the next run goes straight to the world (the step that needs the key).
+        assert project.checkpoint()["orchestrator_state"] == "QUICK_START"
+        assert "仙侠" in (project.document("brief.md") or "")
+    finally:
+        project.close()
