@@ -465,3 +465,49 @@ def test_the_quick_start_without_a_key_says_how_to_set_one(
         assert "仙侠" in (project.document("brief.md") or "")
     finally:
         project.close()
+
+
+def test_a_quick_start_cancelled_at_a_question_resumes_where_it_stopped(
+    qloop: qasync.QEventLoop, tmp_path: Any, fake: FakeAnthropicServer
+) -> None:
+    """Cancelling the style question keeps the world and the characters; the next run asks the style question
+    again and calls WorldBuilder and CharacterWeaver no more."""
+    from novel_desktop.storage.store import NovelStore
+    from tests.e2e.lifecycle_replies import STYLE_SAMPLE, answers, plan_json, script_planning
+
+    script_planning(fake)
+    fake.script("plot_architect", plan_json(1, 4, 10))
+    sample = tmp_path / "样本.txt"
+    sample.write_text(STYLE_SAMPLE, encoding="utf-8")
+    by_topic = {**answers(), "style source": {"style_source": "我的样本", "sample_files": str(sample)}}
+    cancel_style = [True]
+
+    def asker(request: InteractionRequest) -> AnswerSpec | None:
+        if request.spec.topic == "style source" and cancel_style[0]:
+            return None  # the author closes the dialog
+        return build_answer_spec(request.spec, by_topic[request.spec.topic], answered_by="novel_desktop")
+
+    path = tmp_path / "新书.novel"
+    NovelStore.create(path, title="新书").close()
+    project = ProjectController()
+    project.open(path)
+    try:
+        project.set_planned_chapters(1, 10)
+        controller = PipelineController(project, asker=asker)
+        rec = Recorder(controller)
+        run_until_finished(qloop, controller, lambda: controller.run_lifecycle("quick_start"))
+        assert rec.args("cancelled") == [()] and rec.args("failed") == []
+        assert project.document("world/rules.json") is not None
+        assert project.documents("characters/active/")
+        assert project.document("style-profile.json") is None
+        assert project.chapters() == []
+
+        cancel_style[0] = False
+        run_until_finished(qloop, controller, lambda: controller.run_lifecycle("quick_start"), timeout=60)
+        assert rec.args("failed") == []
+        assert [c.number for c in project.chapters()] == [1, 2, 3]
+        assert project.checkpoint()["orchestrator_state"] == "WRITING"
+        assert len(fake.requests_for("world_builder")) == 1
+        assert len(fake.requests_for("character_weaver")) == 1
+    finally:
+        project.close()
