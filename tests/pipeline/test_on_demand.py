@@ -159,22 +159,26 @@ def test_extend_world_appends_a_rule_with_a_new_id(store: NovelStore, server: Fa
     assert "赤霞门" in (store.document("world/changelog.md") or "")
 
 
+#: WorldBuilder's answer to a request that breaks hard rule W-002, and the rule it proposes once decided.
+WORLD_CONFLICT = {
+    "type": "requires_user_decision",
+    "recommendation": "保留 W-002，改在镇外设灵脉",
+    "options": ["保留 W-002，改在镇外设灵脉", "放弃这项需求"],
+    "rationale": "需求与 hard 规则 W-002 冲突",
+    "data": {"conflicting_rules": ["W-002"]},
+}
+SPRING_RULE = {
+    "id": "W-004",
+    "category": "geography",
+    "rule": "青石镇外山谷有一条灵脉",
+    "constraint_type": "hard",
+}
+
+
 def test_world_conflict_becomes_a_question_then_reruns(
     store: NovelStore, server: FakeAnthropicServer
 ) -> None:
-    decision = {
-        "type": "requires_user_decision",
-        "recommendation": "保留 W-002，改在镇外设灵脉",
-        "options": ["保留 W-002，改在镇外设灵脉", "放弃这项需求"],
-        "rationale": "需求与 hard 规则 W-002 冲突",
-        "data": {"conflicting_rules": ["W-002"]},
-    }
-    new_rule = {
-        "id": "W-004",
-        "category": "geography",
-        "rule": "青石镇外山谷有一条灵脉",
-        "constraint_type": "hard",
-    }
+    decision, new_rule = WORLD_CONFLICT, SPRING_RULE
     server.script("world_builder", json.dumps(decision, ensure_ascii=False), _world_reply(new_rule))
     responder = _Answer("保留 W-002，改在镇外设灵脉")
     _run(

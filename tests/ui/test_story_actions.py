@@ -23,7 +23,7 @@ from novel_desktop.ui.project_tree import CHARACTER
 from novel_desktop.ui.story_actions import parse_chapter_range
 from tests.e2e.replies import judge_json
 from tests.fakes.anthropic_server import BATCH_ROLE, FakeAnthropicServer
-from tests.pipeline.test_on_demand import WEAVER, _world_reply
+from tests.pipeline.test_on_demand import SPRING_RULE, WEAVER, WORLD_CONFLICT, _world_reply
 
 pytestmark = pytest.mark.usefixtures("gui_thread_gc")
 
@@ -220,19 +220,7 @@ def test_extend_the_world_a_hard_rule_conflict_is_asked_in_a_dialog(
     qloop: qasync.QEventLoop, window: MainWindow, fake: FakeAnthropicServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """WorldBuilder's requires_user_decision becomes a modal AskDialog; the author's choice is sent back."""
-    decision = {
-        "type": "requires_user_decision",
-        "recommendation": "保留 W-002，改在镇外设灵脉",
-        "options": ["保留 W-002，改在镇外设灵脉", "放弃这项需求"],
-        "rationale": "需求与 hard 规则 W-002 冲突",
-        "data": {"conflicting_rules": ["W-002"]},
-    }
-    new_rule = {
-        "id": "W-004",
-        "category": "geography",
-        "rule": "青石镇外山谷有一条灵脉",
-        "constraint_type": "hard",
-    }
+    decision, new_rule = WORLD_CONFLICT, SPRING_RULE
     fake.script("world_builder", json.dumps(decision, ensure_ascii=False), _world_reply(new_rule))
     monkeypatch.setattr(
         QInputDialog, "getMultiLineText", staticmethod(lambda *a, **k: ("青石镇地下有灵脉", True))
