@@ -65,7 +65,7 @@ def _application(argv: Sequence[str]) -> QApplication:
 
 def _select_language(lang: str | None) -> None:
     from novel_desktop.config import load_app_settings
-    from novel_desktop.ui.i18n import set_language
+    from novel_desktop.i18n import set_language
 
     set_language(lang or load_app_settings().language)
 

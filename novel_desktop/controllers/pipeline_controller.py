@@ -24,6 +24,7 @@ from PySide6.QtCore import QObject, Signal
 
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.domain.novel_ask import AnswerSpec, AnswerSpecInvalid
+from novel_desktop.i18n import tr, tr_phrase, tr_phrases
 from novel_desktop.pipeline.events import (
     ChapterCommitted,
     ChapterStarted,
@@ -37,7 +38,6 @@ from novel_desktop.pipeline.events import (
 )
 from novel_desktop.pipeline.interaction import InteractionManager, InteractionRequest
 from novel_desktop.storage import layout
-from novel_desktop.ui.i18n import tr, tr_phrase, tr_phrases
 
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QWidget

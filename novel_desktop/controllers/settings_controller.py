@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from novel_desktop.i18n import tr
 from novel_desktop.llm.client import LLMClient, PromptBlock
 from novel_desktop.llm.errors import (
     LLMAuthError,
@@ -36,7 +37,6 @@ from novel_desktop.llm.providers import get_preset
 from novel_desktop.llm.roles import AgentRole
 from novel_desktop.llm.secrets import get_api_key
 from novel_desktop.llm.settings import LLMSettings
-from novel_desktop.ui.i18n import tr
 
 log = logging.getLogger(__name__)
 

@@ -43,7 +43,7 @@ from novel_desktop.domain.novel_ask import (
     build_answer_spec,
     validate_answer_spec,
 )
-from novel_desktop.ui.i18n import tr
+from novel_desktop.i18n import tr
 
 ANSWERED_BY = "novel_desktop"
 _RECOMMENDED_MARKERS = ("推荐", "recommended")

@@ -37,8 +37,8 @@ from PySide6.QtWidgets import (
 from novel_desktop.analysis.ai_phrases import PhraseEntry, PhraseHit, find_hits
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.domain.text import count_chars
+from novel_desktop.i18n import tr
 from novel_desktop.ui import theme
-from novel_desktop.ui.i18n import tr
 
 #: The full-width indent of a Chinese paragraph (two ideographic spaces).
 INDENT = "\u3000\u3000"

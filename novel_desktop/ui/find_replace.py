@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from novel_desktop.controllers.project_controller import ProjectController
-from novel_desktop.ui.i18n import tr
+from novel_desktop.i18n import tr
 
 CONTEXT_CHARS = 18
 MAX_HITS = 5000

@@ -43,8 +43,8 @@ from novel_desktop.domain.foreshadowing import (
     VolumeForeshadowItem,
     overdue,
 )
+from novel_desktop.i18n import tr
 from novel_desktop.storage import layout
-from novel_desktop.ui.i18n import tr
 
 _STATUS_TEXT = {"planned": "计划", "planted": "已埋设", "advanced": "推进中", "resolved": "已回收"}
 _ACTION_TEXT = {"planted": "埋设", "advanced": "推进", "resolved": "回收"}

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 
 from novel_desktop.analysis.manuscript import Manuscript, SplitResult
 from novel_desktop.domain.text import count_chars
-from novel_desktop.ui.i18n import tr
+from novel_desktop.i18n import tr
 
 _PREVIEW_CHARS = 60
 

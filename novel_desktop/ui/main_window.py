@@ -48,12 +48,12 @@ from PySide6.QtWidgets import (
 from novel_desktop.config import AppSettings, load_app_settings, save_app_settings
 from novel_desktop.controllers.pipeline_controller import PipelineController
 from novel_desktop.controllers.project_controller import ProjectController
+from novel_desktop.i18n import tr
 from novel_desktop.paths import user_config_dir
 from novel_desktop.storage.layout import volume_dir
 from novel_desktop.storage.lock import ProjectLocked
 from novel_desktop.ui.chapter_editor import ChapterEditor, ChapterTab
 from novel_desktop.ui.find_replace import FindReplaceDialog
-from novel_desktop.ui.i18n import tr
 from novel_desktop.ui.pipeline_dock import LiveDraftView, PipelineDock
 from novel_desktop.ui.project_tree import ProjectTree, chapter_label
 from novel_desktop.ui.revision_dialog import RevisionDialog

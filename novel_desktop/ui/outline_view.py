@@ -44,9 +44,9 @@ from novel_desktop.agents.context import outline_sections, section_title
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.domain.contracts import ChapterContract
 from novel_desktop.domain.evaluation import Evaluation
+from novel_desktop.i18n import tr
 from novel_desktop.storage import layout
 from novel_desktop.storage.store import ChapterInfo
-from novel_desktop.ui.i18n import tr
 
 # ---------------------------------------------------------------------------------------------- reading
 

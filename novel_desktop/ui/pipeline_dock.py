@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from novel_desktop.controllers.pipeline_controller import GATE_STAGE, PipelineController
-from novel_desktop.ui.i18n import tr
+from novel_desktop.i18n import tr
 
 #: The five steps the author sees, and the pipeline stages each one covers.
 STEPS: tuple[tuple[str, tuple[str, ...]], ...] = (

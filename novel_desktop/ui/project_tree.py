@@ -17,10 +17,10 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeView, QVBoxLa
 
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.domain.gate import POLISH_AT
+from novel_desktop.i18n import tr
 from novel_desktop.storage import layout
 from novel_desktop.storage.store import ChapterInfo
 from novel_desktop.ui import theme
-from novel_desktop.ui.i18n import tr
 
 _ModelIndex = QModelIndex | QPersistentModelIndex
 

@@ -59,7 +59,7 @@ from novel_desktop.domain.evaluation import (
 )
 from novel_desktop.domain.gate import PASS_AT, POLISH_AT
 from novel_desktop.domain.text import count_chars
-from novel_desktop.ui.i18n import tr
+from novel_desktop.i18n import tr
 
 log = logging.getLogger(__name__)
 

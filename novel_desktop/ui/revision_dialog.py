@@ -31,8 +31,8 @@ from PySide6.QtWidgets import (
 
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.domain.text import count_chars
+from novel_desktop.i18n import tr
 from novel_desktop.storage.store import RevisionInfo
-from novel_desktop.ui.i18n import tr
 
 KIND_LABELS = {
     "draft": "草稿",

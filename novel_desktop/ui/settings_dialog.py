@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
 
 from novel_desktop.config import load_app_settings, save_app_settings
 from novel_desktop.controllers.settings_controller import ConnectionResult, base_url_problem, check_connection
+from novel_desktop.i18n import tr
 from novel_desktop.llm.errors import LLMError
 from novel_desktop.llm.providers import PRESETS, ModelPrice, get_preset
 from novel_desktop.llm.roles import AgentRole
@@ -48,7 +49,6 @@ from novel_desktop.llm.secrets import (
     set_api_key,
 )
 from novel_desktop.llm.settings import LLMSettings, default_models, load_settings, save_settings
-from novel_desktop.ui.i18n import tr
 
 log = logging.getLogger(__name__)
 

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from novel_desktop.controllers.project_controller import ProjectController
-from novel_desktop.ui.i18n import tr, tr_phrase, tr_phrases
+from novel_desktop.i18n import tr, tr_phrase, tr_phrases
 
 COLUMN_WIDTH = 720
 #: The guide's cards (the window's theme styles the rest of the page by object name).

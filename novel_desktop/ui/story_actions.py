@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QFileDialog, QInputDialog, QLineEdit, QMenu, QMess
 
 from novel_desktop.controllers.pipeline_controller import PipelineController
 from novel_desktop.controllers.project_controller import ProjectController
-from novel_desktop.ui.i18n import tr
+from novel_desktop.i18n import tr
 
 #: A storyline id as the seed writes them (``main_arc``, ``sect_war``).
 _SLUG = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")

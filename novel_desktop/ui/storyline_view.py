@@ -40,8 +40,8 @@ from PySide6.QtWidgets import (
 
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.domain.storylines import ConvergenceEvent, StorylineSchedule, StorylinesFile
+from novel_desktop.i18n import tr
 from novel_desktop.storage import layout
-from novel_desktop.ui.i18n import tr
 from novel_desktop.ui.outline_view import ChapterPlan, VolumeReader, outline_field
 
 #: One colour per storyline, in row order; chosen to stay apart for the colour-blind and on grey.

@@ -41,7 +41,7 @@ from novel_desktop.analysis.style_metrics import profile_from_samples
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.domain.style import StyleProfile
 from novel_desktop.domain.text import count_chars
-from novel_desktop.ui.i18n import tr
+from novel_desktop.i18n import tr
 
 log = logging.getLogger(__name__)
 

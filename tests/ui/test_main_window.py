@@ -257,8 +257,8 @@ def test_start_page_from_the_file_menu_recommends_for_the_open_novel(window: Mai
 
 
 def test_english_catalogue_covers_the_window(qtbot: QtBot) -> None:
+    from novel_desktop import i18n
     from novel_desktop.paths import resource
-    from novel_desktop.ui import i18n
 
     # The catalogues are merged at run time (one file per module), so the window's strings may be in any.
     entries: dict[str, str] = {}

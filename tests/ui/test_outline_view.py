@@ -264,7 +264,7 @@ def test_the_english_catalogue_translates_every_string_of_the_three_views_with_t
 
 
 def test_in_english_the_contract_form_reads_in_english(qtbot: QtBot, project: ProjectController) -> None:
-    from novel_desktop.ui import i18n
+    from novel_desktop import i18n
 
     i18n.set_language("en")
     try:

@@ -322,7 +322,7 @@ def test_the_english_catalogue_covers_the_panel_and_the_settings_with_the_same_s
 
 
 def test_the_panel_speaks_english_when_asked(qtbot: QtBot, project: ProjectController) -> None:
-    from novel_desktop.ui import i18n
+    from novel_desktop import i18n
 
     i18n.set_language("en")
     try:

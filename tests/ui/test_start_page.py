@@ -14,10 +14,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QPushButton
 from pytestqt.qtbot import QtBot
 
-from novel_desktop import paths
+from novel_desktop import i18n, paths
 from novel_desktop.config import AppSettings
 from novel_desktop.controllers.project_controller import ProjectController
-from novel_desktop.ui import i18n
 from novel_desktop.ui.main_window import MainWindow
 from novel_desktop.ui.start_page import StartPage
 
@@ -230,7 +229,7 @@ def test_every_recommendation_phrase_has_an_english_template_with_the_same_slots
 
 
 def test_the_recommendation_in_english(qtbot: QtBot, project: ProjectController) -> None:
-    from novel_desktop.ui import i18n
+    from novel_desktop import i18n
 
     project.store.update_checkpoint(inflight_chapter=3, pipeline_stage="refined")
     i18n.set_language("en")
