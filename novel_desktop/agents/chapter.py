@@ -14,10 +14,11 @@ from typing import Any
 from pydantic import Field
 
 from novel_desktop.agents import facts as fact_sheet
-from novel_desktop.agents.context import NovelFacts, load_facts, section_title
+from novel_desktop.agents.context import NovelFacts, load_facts
 from novel_desktop.agents.templates import RenderedPrompt, render_template
 from novel_desktop.domain.common import SeedModel
 from novel_desktop.domain.evaluation import Evaluation
+from novel_desktop.domain.outline import section_title
 from novel_desktop.domain.refine import MAX_CHANGE_RATIO, RefineEdits
 from novel_desktop.domain.summary import ChapterSummary
 from novel_desktop.llm.client import LLMClient, LLMResponse, PromptBlock

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from novel_desktop.domain.outline import outline_sections
 from novel_desktop.domain.platforms import platform_profile
 from novel_desktop.domain.summary import ChapterSummary
 from novel_desktop.storage import layout
@@ -24,9 +25,6 @@ WRITER_BUDGET_TOKENS = 25_000
 _OUTLINE_TOKENS = 3_000
 _STATE_TOKENS = 4_000
 _CONTRACTS_TOKENS = 4_000
-
-_CHAPTER_HEADING = re.compile(r"^\s{0,3}#{1,6}\s*第\s*(\d+)\s*章(.*)$|^\s*第\s*(\d+)\s*章(.*)$")
-
 
 def estimate_tokens(text: str) -> int:
     """A deliberately pessimistic estimate: one token per CJK character, one per three other characters."""
@@ -47,33 +45,6 @@ def trim_to_tokens(text: str, budget: int, *, keep: str = "end") -> str:
         else:
             hi = mid - 1
     return ("……（前略）\n" + text[-lo:]) if keep == "end" else (text[:lo] + "\n……（后略）")
-
-
-def outline_sections(outline: str) -> dict[int, str]:
-    """Chapter number → that chapter's section of a volume outline (``## 第N章 …`` headings)."""
-    sections: dict[int, str] = {}
-    current: int | None = None
-    lines: list[str] = []
-    for line in outline.splitlines():
-        m = _CHAPTER_HEADING.match(line)
-        if m:
-            if current is not None:
-                sections[current] = "\n".join(lines).strip()
-            current = int(m.group(1) or m.group(3))
-            lines = [line]
-        elif current is not None:
-            lines.append(line)
-    if current is not None:
-        sections[current] = "\n".join(lines).strip()
-    return sections
-
-
-def section_title(section: str) -> str:
-    first = section.splitlines()[0] if section else ""
-    m = _CHAPTER_HEADING.match(first)
-    if not m:
-        return ""
-    return (m.group(2) or m.group(4) or "").strip(" ：:·-—")
 
 
 def _compact(data: Any) -> str:

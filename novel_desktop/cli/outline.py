@@ -6,9 +6,9 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from novel_desktop.agents.context import outline_sections, section_title
 from novel_desktop.cli.common import CliError
 from novel_desktop.cli.project import open_store
+from novel_desktop.domain.outline import outline_sections, section_title
 from novel_desktop.storage import layout
 
 

@@ -258,7 +258,7 @@ def next_step(store: NovelStore) -> str:
         outline = store.document(f"{layout.volume_dir(volume)}/outline.md")
         if outline is None:
             return f"volume:{volume:02d}:plan"
-        from novel_desktop.agents.context import outline_sections
+        from novel_desktop.domain.outline import outline_sections
 
         sections = outline_sections(outline)
         if sections and n > max(sections):

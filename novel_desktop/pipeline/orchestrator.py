@@ -21,8 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from novel_desktop.agents.context import outline_sections
 from novel_desktop.domain.checkpoint import OrchestratorState as S
+from novel_desktop.domain.outline import outline_sections
 from novel_desktop.llm.errors import LLMError
 from novel_desktop.pipeline import checks, quick_start, volume_plan
 from novel_desktop.pipeline.chapter import ChapterOutcome, ChapterPipeline, PipelineError

@@ -18,11 +18,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from novel_desktop.agents.context import outline_sections
 from novel_desktop.agents.planning import VolumePlan, plot_context
 from novel_desktop.domain.contracts import ChapterContract
 from novel_desktop.domain.foreshadowing import ForeshadowItem
 from novel_desktop.domain.novel_ask import QuestionSpec
+from novel_desktop.domain.outline import outline_sections
 from novel_desktop.pipeline.interaction import InteractionManager
 from novel_desktop.pipeline.quick_start import (
     LifecycleError,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 from novel_desktop.agents.chapter import writer_prompt
-from novel_desktop.agents.context import WRITER_BUDGET_TOKENS, NovelFacts, estimate_tokens, outline_sections
+from novel_desktop.agents.context import WRITER_BUDGET_TOKENS, NovelFacts, estimate_tokens
+from novel_desktop.domain.outline import outline_sections
 
 
 def _huge_facts(chapter: int) -> NovelFacts:

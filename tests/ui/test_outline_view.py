@@ -12,8 +12,10 @@ from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
 from novel_desktop.controllers.project_controller import ProjectController
+from novel_desktop.domain.outline import outline_field
 from novel_desktop.storage import layout
-from novel_desktop.ui.outline_view import ContractForm, OutlineView, outline_field
+from novel_desktop.ui.contract_form import ContractForm
+from novel_desktop.ui.outline_view import OutlineView
 
 OUTLINE = "volumes/vol-01/outline.md"
 
@@ -248,7 +250,13 @@ def test_the_english_catalogue_translates_every_string_of_the_three_views_with_t
     catalogue = json.loads(resource("i18n", "en", "views.json").read_text(encoding="utf-8"))
     package = Path(__file__).resolve().parents[2] / "novel_desktop" / "ui"
     missing = []
-    for name in ("outline_view.py", "storyline_view.py", "foreshadowing_view.py"):
+    for name in (
+        "outline_view.py",
+        "contract_form.py",
+        "storyline_view.py",
+        "storyline_canvas.py",
+        "foreshadowing_view.py",
+    ):
         for node in ast.walk(ast.parse((package / name).read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "tr" and node.args:
                 arg = node.args[0]
