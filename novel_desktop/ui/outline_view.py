@@ -144,7 +144,7 @@ class OutlineView(QWidget):
         project.document_changed.connect(self._on_project_document_changed)
         project.chapters_changed.connect(self._on_project_chapters_changed)
         if project.is_open:
-            self.show_volume(int(project.checkpoint().get("current_volume") or 1))
+            self.show_volume(self.reader.current_volume())
 
     @staticmethod
     def _heading_font() -> QFont:
