@@ -11,7 +11,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError
 from PySide6.QtCore import (
     QAbstractTableModel,
     QModelIndex,
@@ -36,15 +35,13 @@ from PySide6.QtWidgets import (
 )
 
 from novel_desktop.controllers.project_controller import ProjectController
+from novel_desktop.controllers.reader import NovelReader
 from novel_desktop.domain.foreshadowing import (
     ForeshadowItem,
-    GlobalForeshadowing,
-    VolumeForeshadowing,
     VolumeForeshadowItem,
     overdue,
 )
 from novel_desktop.i18n import tr
-from novel_desktop.storage import layout
 
 _STATUS_TEXT = {"planned": "计划", "planted": "已埋设", "advanced": "推进中", "resolved": "已回收"}
 _ACTION_TEXT = {"planted": "埋设", "advanced": "推进", "resolved": "回收"}
@@ -283,6 +280,7 @@ class ForeshadowingView(QWidget):
     def __init__(self, project: ProjectController, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.project = project
+        self.reader = NovelReader(project)
         self.current_chapter = 1
 
         layout = QVBoxLayout(self)
@@ -360,12 +358,10 @@ class ForeshadowingView(QWidget):
         """Re-read the global and volume foreshadowing files and the current chapter."""
         if not self.project.is_open:
             return
-        checkpoint = self.project.checkpoint()
-        inflight = checkpoint.get("inflight_chapter")
         # The chapter about to be written: a thread due in it is not overdue yet (see domain overdue()).
-        self.current_chapter = int(inflight or 0) or int(checkpoint.get("last_completed_chapter") or 0) + 1
-        global_items = self._global_items()
-        plans = self._volume_plans()
+        self.current_chapter = self.reader.next_chapter()
+        global_items = self.reader.global_foreshadowing()
+        plans = self.reader.volume_foreshadowing()
         late = {item.id for item in overdue(global_items, self.current_chapter)}
         rows = [
             ForeshadowRow(item, None, self._reason(item) if item.id in late else "") for item in global_items
@@ -396,34 +392,6 @@ class ForeshadowingView(QWidget):
         else:
             where = tr("应在第 {n} 章前回收").format(n=deadline)
         return tr("逾期：{where}，现已写到第 {n} 章").format(where=where, n=self.current_chapter - 1)
-
-    def _global_items(self) -> list[ForeshadowItem]:
-        data = self.project.document_json(layout.GLOBAL_FORESHADOWING)
-        if not isinstance(data, dict):
-            return []
-        try:
-            return GlobalForeshadowing.model_validate(data).foreshadowing
-        except ValidationError:
-            # One bad entry must not hide the rest: keep the entries that still parse.
-            items = []
-            for raw in data.get("foreshadowing") or []:
-                try:
-                    items.append(ForeshadowItem.model_validate(raw))
-                except ValidationError:
-                    continue
-            return items
-
-    def _volume_plans(self) -> list[tuple[int, VolumeForeshadowing]]:
-        plans = []
-        for volume, _title in self.project.volumes():
-            data = self.project.document_json(f"{layout.volume_dir(volume)}/foreshadowing.json")
-            if not isinstance(data, dict):
-                continue
-            try:
-                plans.append((volume, VolumeForeshadowing.model_validate(data)))
-            except ValidationError:
-                continue
-        return plans
 
     def _update_summary(self) -> None:
         rows = self.model.rows()
@@ -519,5 +487,5 @@ class ForeshadowingView(QWidget):
         self.detail.setPlainText("\n".join(lines))
 
     def _on_project_document_changed(self, path: str) -> None:
-        if path == layout.GLOBAL_FORESHADOWING or path.endswith("/foreshadowing.json"):
+        if self.reader.is_foreshadowing(path):
             self.refresh()

@@ -16,10 +16,9 @@ from PySide6.QtGui import QBrush, QColor, QFont, QIcon, QPainter, QPainterPath, 
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeView, QVBoxLayout, QWidget
 
 from novel_desktop.controllers.project_controller import ProjectController
+from novel_desktop.controllers.reader import ChapterInfo, NovelReader
 from novel_desktop.domain.gate import POLISH_AT
 from novel_desktop.i18n import tr
-from novel_desktop.storage import layout
-from novel_desktop.storage.store import ChapterInfo
 from novel_desktop.ui import theme
 
 _ModelIndex = QModelIndex | QPersistentModelIndex
@@ -168,6 +167,7 @@ class ProjectTreeModel(QAbstractItemModel):
     def __init__(self, project: ProjectController, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.project = project
+        self.reader = NovelReader(project)
         self._root = Node(SECTION, "")
 
     # ------------------------------------------------------------------ building
@@ -183,8 +183,7 @@ class ProjectTreeModel(QAbstractItemModel):
         p = self.project
         chapters = p.chapters()
         scores = p.chapter_scores()
-        inflight_raw = p.checkpoint().get("inflight_chapter")
-        inflight = int(inflight_raw) if inflight_raw else None
+        inflight = self.reader.inflight_chapter()
         by_volume: dict[int, list[ChapterInfo]] = {}
         for info in chapters:
             by_volume.setdefault(info.volume, []).append(info)
@@ -231,16 +230,13 @@ class ProjectTreeModel(QAbstractItemModel):
             section.detail = str(len(section.children)) if section.children else ""
 
     def _current_volume(self) -> int:
-        return int(self.project.checkpoint().get("current_volume") or 1)
+        return self.reader.current_volume()
 
     def _section_children(self, kind: str) -> list[Node]:
-        p = self.project
+        reader = self.reader
         out: list[Node] = []
         if kind == CHARACTER:
-            for path in p.documents("characters/active/"):
-                if not path.endswith(".json"):
-                    continue
-                data = p.document_json(path) or {}
+            for path, data in reader.active_characters_json():
                 name = str(data.get("name") or path.rsplit("/", 1)[-1][:-5])
                 out.append(
                     Node(
@@ -248,35 +244,29 @@ class ProjectTreeModel(QAbstractItemModel):
                     )
                 )
         elif kind == STORYLINE:
-            data = p.document_json("storylines/storylines.json") or {}
-            for line in data.get("storylines", []) if isinstance(data, dict) else []:
-                if isinstance(line, dict):
-                    out.append(
-                        Node(
-                            STORYLINE,
-                            str(line.get("name") or line.get("id")),
-                            line.get("id"),
-                            tr(str(line.get("status") or "")),
-                            str(line.get("description") or ""),
-                        )
+            for line in reader.storylines_json():
+                out.append(
+                    Node(
+                        STORYLINE,
+                        str(line.get("name") or line.get("id")),
+                        line.get("id"),
+                        tr(str(line.get("status") or "")),
+                        str(line.get("description") or ""),
                     )
+                )
         elif kind == RULE:
-            data = p.document_json("world/rules.json") or {}
-            for rule in data.get("rules", []) if isinstance(data, dict) else []:
-                if isinstance(rule, dict):
-                    text = str(rule.get("rule") or "")
-                    short = text if len(text) <= 18 else text[:17] + "…"
-                    hard = rule.get("constraint_type") == "hard"
-                    out.append(Node(RULE, short, rule.get("id"), tr("硬") if hard else tr("软"), text))
+            for rule in reader.world_rules_json():
+                text = str(rule.get("rule") or "")
+                short = text if len(text) <= 18 else text[:17] + "…"
+                hard = rule.get("constraint_type") == "hard"
+                out.append(Node(RULE, short, rule.get("id"), tr("硬") if hard else tr("软"), text))
         elif kind == FORESHADOW:
-            data = p.document_json(layout.GLOBAL_FORESHADOWING) or {}
-            for item in data.get("foreshadowing", []) if isinstance(data, dict) else []:
-                if isinstance(item, dict):
-                    desc = str(item.get("description") or item.get("id"))
-                    short = desc if len(desc) <= 18 else desc[:17] + "…"
-                    status = str(item.get("status") or "")
-                    label = {"planted": tr("已埋"), "advanced": tr("推进中"), "resolved": tr("已回收")}
-                    out.append(Node(FORESHADOW, short, item.get("id"), label.get(status, status), desc))
+            for item in reader.global_foreshadowing_json():
+                desc = str(item.get("description") or item.get("id"))
+                short = desc if len(desc) <= 18 else desc[:17] + "…"
+                status = str(item.get("status") or "")
+                label = {"planted": tr("已埋"), "advanced": tr("推进中"), "resolved": tr("已回收")}
+                out.append(Node(FORESHADOW, short, item.get("id"), label.get(status, status), desc))
         return out
 
     # ------------------------------------------------------------------ lookups
@@ -415,9 +405,7 @@ class ProjectTree(QWidget):
         return keys
 
     def _restore_expanded(self, keys: set[tuple[str, Any]] | None) -> None:
-        current_volume = (
-            int(self.project.checkpoint().get("current_volume") or 1) if self.project.is_open else 1
-        )
+        current_volume = self.model.reader.current_volume()
         for row in range(self.model.rowCount()):
             idx = self.model.index(row, 0)
             node = self.model.node(idx)

@@ -30,9 +30,9 @@ from PySide6.QtWidgets import (
 )
 
 from novel_desktop.controllers.project_controller import ProjectController
+from novel_desktop.controllers.reader import RevisionInfo
 from novel_desktop.domain.text import count_chars
 from novel_desktop.i18n import tr
-from novel_desktop.storage.store import RevisionInfo
 
 KIND_LABELS = {
     "draft": "草稿",
