@@ -8,6 +8,7 @@ Reads are short SQLite queries (milliseconds) and run in the GUI thread; anythin
 from __future__ import annotations
 
 import json
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,7 @@ from novel_desktop.storage.store import ChapterInfo, NovelStore, RevisionInfo, S
 if TYPE_CHECKING:
     from novel_desktop.analysis.ai_phrases import PhraseEntry
     from novel_desktop.analysis.manuscript import Manuscript, SplitResult
+    from novel_desktop.controllers.analysis_controller import AnalysisController
     from novel_desktop.pipeline.orchestrator import Recommendation
     from novel_desktop.storage.book_export import ExportResult
     from novel_desktop.storage.manuscript_import import ImportSummary
@@ -50,6 +52,13 @@ class ProjectController(QObject):
         if self._store is None:
             raise RuntimeError("no novel is open")
         return self._store
+
+    @cached_property
+    def analysis(self) -> AnalysisController:
+        """AI-phrase matching and density for the views, over the one analysis cache of the GUI."""
+        from novel_desktop.controllers.analysis_controller import AnalysisController
+
+        return AnalysisController(self)
 
     @property
     def is_open(self) -> bool:

@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from novel_desktop.analysis.ai_phrases import PhraseEntry, PhraseHit, find_hits
+from novel_desktop.controllers.analysis_controller import PhraseHit, PhraseMatcher
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.domain.text import count_chars
 from novel_desktop.i18n import tr
@@ -70,9 +70,9 @@ def indent_paragraphs(text: str) -> str:
 class AiPhraseHighlighter(QSyntaxHighlighter):
     """Wavy underlines under AI phrases, one block (paragraph) at a time; headings in bold."""
 
-    def __init__(self, document: QTextDocument, phrases: Sequence[PhraseEntry] = ()) -> None:
+    def __init__(self, document: QTextDocument, matcher: PhraseMatcher | None = None) -> None:
         super().__init__(document)
-        self._phrases: list[PhraseEntry] = list(phrases)
+        self._matcher = matcher or PhraseMatcher()
         self.hit_format = QTextCharFormat()
         self.hit_format.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
         self.hit_format.setUnderlineColor(QColor("#d9822b"))
@@ -80,12 +80,13 @@ class AiPhraseHighlighter(QSyntaxHighlighter):
         self.heading_format.setFontWeight(QFont.Weight.Bold)
         self.heading_format.setForeground(QColor("#3a3a3a"))
 
-    def set_phrases(self, phrases: Sequence[PhraseEntry]) -> None:
-        self._phrases = list(phrases)
+    def set_matcher(self, matcher: PhraseMatcher) -> None:
+        """Underline another phrase list (the novel's blacklist changed)."""
+        self._matcher = matcher
         self.rehighlight()
 
     def hits(self, text: str) -> list[PhraseHit]:
-        return find_hits(text, self._phrases) if self._phrases and text else []
+        return self._matcher.hits(text)
 
     def highlightBlock(self, text: str) -> None:
         if text.startswith("#"):
@@ -123,7 +124,7 @@ class ChapterEditor(QTextEdit):
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setTabChangesFocus(False)
         self.document().setDocumentMargin(28)
-        self.highlighter = AiPhraseHighlighter(self.document(), project.ai_phrases())
+        self.highlighter = AiPhraseHighlighter(self.document(), project.analysis.phrase_matcher())
         self._autosave = QTimer(self)
         self._autosave.setSingleShot(True)
         self._autosave.setInterval(AUTOSAVE_MS)
