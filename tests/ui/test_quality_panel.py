@@ -16,11 +16,8 @@ from pytestqt.qtbot import QtBot
 
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.storage.folder import import_folder
-from novel_desktop.ui.quality_panel import (
-    DIMENSION_NAMES,
-    QualityPanel,
-    gate_path,
-)
+from novel_desktop.ui.quality_panel import QualityPanel
+from novel_desktop.ui.quality_text import DIMENSION_NAMES, gate_path
 from tests.conftest import FIXTURES
 
 SEED = FIXTURES / "seed_project"
@@ -299,16 +296,23 @@ def test_the_english_catalogue_covers_the_panel_and_the_settings_with_the_same_s
 
     from novel_desktop.llm.providers import PRESETS
     from novel_desktop.paths import resource
-    from novel_desktop.ui import quality_panel, settings_dialog
+    from novel_desktop.ui import quality_panel, quality_text, settings_dialog
 
     catalogue = json.loads(resource("i18n", "en", "quality_settings.json").read_text(encoding="utf-8"))
     root = Path(quality_panel.__file__).resolve().parent.parent
     literals: set[str] = set()
-    for name in ("ui/quality_panel.py", "ui/settings_dialog.py", "controllers/settings_controller.py"):
+    for name in (
+        "ui/quality_panel.py",
+        "ui/quality_chapter.py",
+        "ui/quality_trend.py",
+        "ui/quality_text.py",
+        "ui/settings_dialog.py",
+        "controllers/settings_controller.py",
+    ):
         literals |= _tr_literals(root / name)
-    literals |= set(quality_panel.DIMENSION_NAMES.values()) | set(quality_panel.RECOMMENDATIONS.values())
-    literals |= set(quality_panel.GATE_DECISIONS.values()) | set(quality_panel.RISK_KINDS.values())
-    literals |= {title for _, title in quality_panel.CONTRACT_LAYERS} | set(quality_panel.CONFIDENCE.values())
+    literals |= set(quality_text.DIMENSION_NAMES.values()) | set(quality_text.RECOMMENDATIONS.values())
+    literals |= set(quality_text.GATE_DECISIONS.values()) | set(quality_text.RISK_KINDS.values())
+    literals |= {title for _, title in quality_text.CONTRACT_LAYERS} | set(quality_text.CONFIDENCE.values())
     literals |= set(settings_dialog.ROLE_NAMES.values()) | {
         label for _, label in settings_dialog.PRICE_FIELDS
     }

@@ -1,0 +1,423 @@
+"""The 本章 tab of the quality panel: one chapter's verdict, built from the judge's evaluation.
+
+Overall score, recommendation and the gate's path; a bar chart of the eight weighted dimensions with each
+reason and quoted evidence (a click on a quote asks the window to show that passage); contract checks,
+violations, risk flags, required fixes (also clickable), issues and strengths. Mixed into
+:class:`~novel_desktop.ui.quality_panel.QualityPanel`.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+
+from PySide6.QtCharts import QBarCategoryAxis, QBarSet, QChart, QChartView, QHorizontalBarSeries, QValueAxis
+from PySide6.QtCore import QMargins, Qt, SignalInstance
+from PySide6.QtGui import QColor, QFont, QPainter
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
+
+from novel_desktop.controllers.project_controller import ProjectController
+from novel_desktop.domain.evaluation import (
+    DIMENSION_WEIGHTS,
+    ContractCheck,
+    ContractChecks,
+    Evaluation,
+    Violation,
+    split_risk_flag,
+)
+from novel_desktop.i18n import tr
+from novel_desktop.ui.quality_text import (
+    BAD,
+    CONFIDENCE,
+    CONTRACT_LAYERS,
+    DIMENSION_NAMES,
+    FIX_STYLE,
+    GOOD,
+    MID,
+    QUOTE_STYLE,
+    RECOMMENDATIONS,
+    RISK_KINDS,
+    ClickableLabel,
+    chapter_title,
+    gate_path,
+    muted,
+    parse_evaluation,
+    plain_label,
+    quote_html,
+    score_color,
+    section_label,
+)
+
+
+class ChapterReportMixin:
+    """Builds the 本章 tab; the panel provides the project, the signals and the widgets named below."""
+
+    project: ProjectController
+    jump_requested: SignalInstance
+    chapter: int | None
+    evaluation: Evaluation | None
+    _shown_key: str | None
+    bar_set: QBarSet | None
+    dimension_order: list[str]
+    evidence_labels: dict[str, ClickableLabel]
+    reason_labels: dict[str, QLabel]
+    fix_labels: list[ClickableLabel]
+    violation_labels: list[ClickableLabel]
+
+    def _build_chapter_tab(self) -> QWidget:
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        layout.setContentsMargins(8, 8, 8, 0)
+        top = QHBoxLayout()
+        top.addWidget(QLabel(tr("章节")))
+        self.chapter_combo = QComboBox()
+        self.chapter_combo.setMinimumContentsLength(16)
+        self.chapter_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        top.addWidget(self.chapter_combo)
+        self.open_button = QPushButton(tr("在编辑器中打开"))
+        top.addWidget(self.open_button)
+        top.addStretch(1)
+        layout.addLayout(top)
+        self.report_scroll = QScrollArea()
+        self.report_scroll.setWidgetResizable(True)
+        self.report_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        layout.addWidget(self.report_scroll, 1)
+        return page
+
+    def _has_chapter(self, number: int) -> bool:
+        return self.chapter_combo.findData(number) >= 0
+
+    def _default_chapter(self) -> int | None:
+        # The latest chapter that has a verdict, else the latest chapter.
+        if not self.project.is_open:
+            return None
+        chapters = self.project.chapters()
+        for info in reversed(chapters):
+            if self.project.evaluation(info.number) is not None:
+                return info.number
+        return chapters[-1].number if chapters else None
+
+    def _fill_chapter_combo(self) -> None:
+        self.chapter_combo.blockSignals(True)
+        self.chapter_combo.clear()
+        if self.project.is_open:
+            for info in self.project.chapters():
+                self.chapter_combo.addItem(chapter_title(info.number, info.title), info.number)
+        self.chapter_combo.blockSignals(False)
+
+    def _report_key(self, number: int | None) -> str:
+        """What the report of ``number`` is built from; the same key means the same report."""
+        if not self.project.is_open or number is None:
+            return json.dumps([self.project.is_open, number])
+        info = next((c for c in self.project.chapters() if c.number == number), None)
+        parts = [number, info.title if info else None, self.project.evaluation(number)]
+        return json.dumps([*parts, self.project.pipeline_log(number)], ensure_ascii=False, sort_keys=True)
+
+    def _show(self, number: int | None) -> None:
+        index = self.chapter_combo.findData(number) if number is not None else -1
+        self.chapter_combo.setCurrentIndex(index)
+        self.open_button.setEnabled(number is not None)
+        # A commit asks for the same report several times (chapters changed, the new tab, the committed
+        # chapter); its chart costs tens of milliseconds, so an unchanged report is not built again.
+        key = self._report_key(number)
+        if key == self._shown_key and number == self.chapter:
+            return
+        self._shown_key = key
+        self.chapter = number
+        self.bar_set = None
+        self.dimension_order = []
+        self.evidence_labels = {}
+        self.reason_labels = {}
+        self.fix_labels = []
+        self.violation_labels = []
+        self.evaluation = None
+        content = QWidget()
+        self._body = QVBoxLayout(content)
+        self._body.setContentsMargins(4, 4, 12, 12)
+        self._body.setSpacing(4)
+        if not self.project.is_open:
+            self._empty(tr("没有打开的小说。"))
+        elif number is None:
+            self._empty(tr("还没有章节。写完第一章并通过评审后，这里会显示质量报告。"))
+        else:
+            evaluation, problem = parse_evaluation(self.project.evaluation(number))
+            if problem:
+                self._empty(
+                    tr("第 {n} 章的评审结果无法读取（{problem}）。可以重新评审这一章。").format(
+                        n=number, problem=problem
+                    )
+                )
+            elif evaluation is None:
+                self._empty(
+                    tr(
+                        "第 {n} 章还没有评审结果。写完并经过质量评审后，这里会显示各维度得分、理由与证据。"
+                    ).format(n=number)
+                )
+            else:
+                self.evaluation = evaluation
+                self._fill_report(number, evaluation)
+        self._body.addStretch(1)
+        old = self.report_scroll.takeWidget()
+        if old is not None:
+            old.deleteLater()
+        self.report_scroll.setWidget(content)
+
+    def _empty(self, text: str) -> None:
+        label = muted(text)
+        label.setObjectName("empty_state")
+        label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        label.setContentsMargins(4, 16, 4, 4)
+        self.empty_label = label
+        self._body.addWidget(label)
+
+    def _fill_report(self, n: int, ev: Evaluation) -> None:
+        body = self._body
+        self._add_header(n, ev)
+        body.addWidget(self._dimension_chart(ev))
+        body.addWidget(section_label(tr("各维度理由与证据")))
+        body.addWidget(muted(tr("点击引文可在正文中定位。")))
+        body.addWidget(self._dimension_details(n, ev))
+        body.addWidget(section_label(tr("契约核验")))
+        self._add_contracts(ev)
+        body.addWidget(section_label(tr("违规")))
+        self._add_violations(n, ev)
+        body.addWidget(section_label(tr("风险提示")))
+        if ev.risk_flags:
+            for flag in ev.risk_flags:
+                kind, detail = split_risk_flag(flag)
+                shown = tr(RISK_KINDS.get(kind, kind))
+                label = plain_label(f"⚠ {shown}" + (f"：{detail}" if detail else ""))
+                label.setStyleSheet(f"color: {MID};")
+                label.setToolTip(flag)
+                body.addWidget(label)
+        else:
+            body.addWidget(muted(tr("无")))
+        body.addWidget(section_label(tr("必须修改")))
+        if ev.required_fixes:
+            body.addWidget(muted(tr("点击一条修改意见可在正文中定位它指向的段落。")))
+            for fix in ev.required_fixes:
+                label = ClickableLabel(
+                    f"<b>{html.escape(tr('位置'))}</b>：{quote_html(fix.target)}<br>{html.escape(fix.instruction)}"
+                )
+                label.setStyleSheet(FIX_STYLE)
+                label.setToolTip(tr("在正文中定位这一段"))
+                label.clicked.connect(lambda t=fix.target: self.jump_requested.emit(n, t))
+                self.fix_labels.append(label)
+                body.addWidget(label)
+        else:
+            body.addWidget(muted(tr("无")))
+        for title, items, color in (
+            (tr("问题"), ev.issues, MID),
+            (tr("亮点"), ev.strengths, GOOD),
+        ):
+            body.addWidget(section_label(title))
+            if not items:
+                body.addWidget(muted(tr("无")))
+            for item in items:
+                label = plain_label(f"<span style='color:{color}'>●</span> {html.escape(item)}")
+                label.setTextFormat(Qt.TextFormat.RichText)
+                body.addWidget(label)
+
+    def _add_header(self, n: int, ev: Evaluation) -> None:
+        info = next((c for c in self.project.chapters() if c.number == n), None)
+        head = QLabel(chapter_title(n, info.title if info else ""))
+        font = head.font()
+        font.setBold(True)
+        font.setPointSizeF(font.pointSizeF() * 1.25)
+        head.setFont(font)
+        self._body.addWidget(head)
+
+        row = QHBoxLayout()
+        self.score_label = QLabel(f"{ev.overall:.2f}")
+        big = QFont(self.score_label.font())
+        big.setPointSizeF(big.pointSizeF() * 2.4)
+        big.setBold(True)
+        self.score_label.setFont(big)
+        self.score_label.setStyleSheet(f"color: {score_color(float(ev.overall))};")
+        self.score_label.setToolTip(tr("综合评分（8 个维度加权平均，满分 5）"))
+        row.addWidget(self.score_label, 0, Qt.AlignmentFlag.AlignTop)
+        facts = QVBoxLayout()
+        facts.setSpacing(2)
+        recommendation = tr(RECOMMENDATIONS.get(ev.recommendation.value, ev.recommendation.value))
+        self.recommendation_label = plain_label(tr("评审建议：{r}").format(r=recommendation))
+        facts.addWidget(self.recommendation_label)
+        log_data = self.project.pipeline_log(n)
+        self.gate_label = plain_label(tr("门控：{path}").format(path=gate_path(log_data, ev)))
+        facts.addWidget(self.gate_label)
+        extra: list[str] = []
+        if log_data:
+            extra.append(tr("修订 {k} 次").format(k=int(log_data.get("revisions") or 0)))
+        computed = ev.computed_overall()
+        if abs(computed - float(ev.overall)) >= 0.05:
+            extra.append(tr("按权重复算为 {s:.2f}").format(s=computed))
+        if extra:
+            facts.addWidget(muted("；".join(extra)))
+        row.addSpacing(12)
+        row.addLayout(facts, 1)
+        self._body.addLayout(row)
+
+    def _dimension_chart(self, ev: Evaluation) -> QChartView:
+        names = [d for d in DIMENSION_WEIGHTS if d in ev.scores]
+        self.dimension_order = names
+        bars = QBarSet(tr("得分"))
+        # A horizontal bar chart lists its first category at the bottom; reversed, 情节逻辑 reads first.
+        for name in reversed(names):
+            bars.append(float(ev.scores[name].score))
+        bars.setColor(QColor("#4f7fd9"))
+        bars.setBorderColor(QColor("#4f7fd9"))
+        bars.setSelectedColor(QColor("#e07a2e"))
+        bars.setLabelColor(QColor("white"))
+        for index, name in enumerate(reversed(names)):
+            if ev.scores[name].score < 3:
+                bars.selectBar(index)  # low dimensions stand out
+        series = QHorizontalBarSeries()
+        series.append(bars)
+        series.setLabelsVisible(True)
+        series.setLabelsPosition(QHorizontalBarSeries.LabelsPosition.LabelsInsideEnd)
+        series.setLabelsFormat("@value")
+        series.setBarWidth(0.7)
+        chart = QChart()
+        chart.addSeries(series)
+        chart.legend().hide()
+        chart.setMargins(QMargins(4, 4, 4, 4))
+        chart.setBackgroundRoundness(0)
+        categories = QBarCategoryAxis()
+        categories.append(
+            [f"{tr(DIMENSION_NAMES.get(d, d))} {DIMENSION_WEIGHTS[d]:.0%}" for d in reversed(names)]
+        )
+        values = QValueAxis()
+        values.setRange(0, 5)
+        values.setTickCount(6)
+        values.setLabelFormat("%d")
+        chart.addAxis(categories, Qt.AlignmentFlag.AlignLeft)
+        chart.addAxis(values, Qt.AlignmentFlag.AlignBottom)
+        series.attachAxis(categories)
+        series.attachAxis(values)
+        view = QChartView(chart)
+        view.setRenderHint(QPainter.RenderHint.Antialiasing)
+        view.setMinimumHeight(300)
+        view.setMaximumHeight(340)
+        view.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        view.setAccessibleName(tr("各维度得分图"))
+        self.bar_set = bars
+        self.dimension_chart = view
+        return view
+
+    def _dimension_details(self, n: int, ev: Evaluation) -> QWidget:
+        box = QWidget()
+        grid = QGridLayout(box)
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.setHorizontalSpacing(12)
+        grid.setVerticalSpacing(6)
+        grid.setColumnStretch(1, 1)
+        row = 0
+        for name in self.dimension_order:
+            score = ev.scores[name]
+            head = QLabel(
+                f"<b>{html.escape(tr(DIMENSION_NAMES.get(name, name)))}</b>"
+                f" <span style='color:{score_color(score.score)}'><b>{score.score}</b></span>"
+                f"<span style='color:gray'> {html.escape(tr('权重'))} {DIMENSION_WEIGHTS[name]:.0%}</span>"
+            )
+            head.setTextFormat(Qt.TextFormat.RichText)
+            head.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+            grid.addWidget(head, row, 0, 2 if score.evidence else 1, 1)
+            reason = plain_label(score.reason or tr("（评审没有给出理由）"))
+            self.reason_labels[name] = reason
+            grid.addWidget(reason, row, 1)
+            row += 1
+            if score.evidence:
+                quote = ClickableLabel(quote_html(score.evidence))
+                quote.setStyleSheet(QUOTE_STYLE)
+                quote.setToolTip(tr("在正文中定位这一段"))
+                quote.clicked.connect(lambda e=score.evidence: self.jump_requested.emit(n, e))
+                self.evidence_labels[name] = quote
+                grid.addWidget(quote, row, 1)
+                row += 1
+        return box
+
+    def _add_contracts(self, ev: Evaluation) -> None:
+        results = ev.contract_results()
+        verification = ev.contract_verification
+        groups: list[tuple[str, list[tuple[str, str]]]] = []
+        if isinstance(verification, ContractChecks):
+            for key, title in CONTRACT_LAYERS:
+                entries = [
+                    (c.id, str(c.status)) for c in getattr(verification, key) if isinstance(c, ContractCheck)
+                ]
+                if entries:
+                    groups.append((tr(title), entries))
+        elif results:
+            groups.append((tr("契约"), [(rule, str(status)) for rule, status in results.items()]))
+        broken = [rule for rule, status in results.items() if status != "pass"]
+        if not results:
+            self._body.addWidget(muted(tr("这次评审没有逐条核验契约。")))
+        elif broken:
+            summary = plain_label(
+                tr("{k} / {total} 项未通过：{ids}").format(
+                    k=len(broken), total=len(results), ids="、".join(broken)
+                )
+            )
+            summary.setStyleSheet(f"color: {BAD};")
+            self._body.addWidget(summary)
+        else:
+            summary = plain_label(tr("全部 {total} 项通过").format(total=len(results)))
+            summary.setStyleSheet(f"color: {GOOD};")
+            self._body.addWidget(summary)
+        self.contract_labels: dict[str, str] = {}
+        for title, entries in groups:
+            chips = []
+            for rule, status in entries:
+                ok = status == "pass"
+                self.contract_labels[rule] = "pass" if ok else "violation"
+                mark, color = ("✓", GOOD) if ok else ("✗", BAD)
+                chips.append(
+                    f"<span style='color:{color}'>{mark}</span>&nbsp;{html.escape(rule)}"
+                    + ("" if ok else f"&nbsp;<span style='color:{color}'>{html.escape(tr('违规'))}</span>")
+                )
+            label = plain_label(f"<b>{html.escape(title)}</b>：" + "　".join(chips))
+            label.setTextFormat(Qt.TextFormat.RichText)
+            self._body.addWidget(label)
+
+    def _add_violations(self, n: int, ev: Evaluation) -> None:
+        if not ev.violations:
+            self._body.addWidget(muted(tr("无")))
+            return
+        for violation in ev.violations:
+            if isinstance(violation, str):
+                label = plain_label(f"✗ {violation}")
+                label.setStyleSheet(f"color: {BAD};")
+                self._body.addWidget(label)
+                continue
+            self._body.addWidget(self._violation(n, violation))
+
+    def _violation(self, n: int, v: Violation) -> QWidget:
+        confidence = tr(CONFIDENCE.get(v.confidence, v.confidence))
+        blocking = v.confidence == "high"
+        text = (
+            f"<span style='color:{BAD}'>✗</span> <b>{html.escape(v.rule_id)}</b>"
+            f"（{html.escape(confidence)}{html.escape(tr('，强制修订')) if blocking else ''}）"
+            f" {html.escape(v.description)}"
+        )
+        if not v.evidence:
+            label = plain_label(text)
+            label.setTextFormat(Qt.TextFormat.RichText)
+            return label
+        clickable = ClickableLabel(text + f"<br><span style='color:#1d4ed8'>{quote_html(v.evidence)}</span>")
+        clickable.setStyleSheet(FIX_STYLE)
+        clickable.setToolTip(tr("在正文中定位这一段"))
+        clickable.clicked.connect(lambda e=v.evidence: self.jump_requested.emit(n, e))
+        self.violation_labels.append(clickable)
+        return clickable
