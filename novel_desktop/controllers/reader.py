@@ -128,6 +128,14 @@ class NovelReader:
             layout.contract_path(volume, chapter), json.dumps(data, ensure_ascii=False, indent=2) + "\n"
         )
 
+    @staticmethod
+    def validate_contract(data: dict[str, Any]) -> tuple[ChapterContract | None, list[tuple[str, str]]]:
+        """The contract ``data`` describes, or where and why it does not validate (``(loc, message)``)."""
+        try:
+            return ChapterContract.model_validate(data), []
+        except ValidationError as exc:
+            return None, [(".".join(str(part) for part in e["loc"]), str(e["msg"])) for e in exc.errors()]
+
     def evaluation(self, chapter: int) -> Evaluation | None:
         """The judge's verdict on ``chapter``; None when there is none or it no longer parses."""
         result: Evaluation | None = _model(Evaluation, self.project.evaluation(chapter))

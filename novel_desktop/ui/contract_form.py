@@ -10,7 +10,6 @@ import json
 import re
 from typing import Any
 
-from pydantic import ValidationError
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor, QFont, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
@@ -464,12 +463,10 @@ class ContractForm(QWidget):
         data["acceptance_criteria"] = criteria
         if problems:
             return None, problems
-        try:
-            contract = ChapterContract.model_validate(data)
-        except ValidationError as exc:
-            for error in exc.errors():
-                where = ".".join(str(part) for part in error["loc"])
-                problems.append(tr("{where}：{msg}").format(where=where, msg=error["msg"]))
+        contract, errors = self.reader.validate_contract(data)
+        if contract is None:
+            for where, msg in errors:
+                problems.append(tr("{where}：{msg}").format(where=where, msg=msg))
             return None, problems
         return contract.to_json_dict(), []
 

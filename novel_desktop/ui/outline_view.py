@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import ValidationError
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QFont, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
@@ -358,7 +357,7 @@ class OutlineView(QWidget):
             return
         try:
             self.contract_form.load(self.volume, chapter, data)
-        except ValidationError as exc:
+        except ValueError as exc:  # pydantic's ValidationError
             # A contract that no longer parses is shown as empty with the problem, never silently dropped.
             self.contract_form.load(self.volume, chapter, {})
             self.contract_form.error_label.setText(
