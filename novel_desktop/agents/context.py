@@ -26,6 +26,7 @@ _OUTLINE_TOKENS = 3_000
 _STATE_TOKENS = 4_000
 _CONTRACTS_TOKENS = 4_000
 
+
 def estimate_tokens(text: str) -> int:
     """A deliberately pessimistic estimate: one token per CJK character, one per three other characters."""
     cjk = sum(1 for ch in text if "\u3000" <= ch <= "\u9fff" or "\uff00" <= ch <= "\uffef")
