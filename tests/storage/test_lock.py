@@ -14,7 +14,7 @@ from sqlmodel import Session
 
 from novel_desktop.storage import lock
 from novel_desktop.storage.engine import writer
-from novel_desktop.storage.store import NovelStore
+from novel_desktop.storage.store import NovelStore, clear_stale_lock
 from novel_desktop.storage.tables import LockRow
 
 
@@ -63,8 +63,9 @@ def test_lock_of_a_process_that_is_gone_is_stale_and_can_be_cleared(
         NovelStore.open(novel_path, write=True)
     assert info.value.stale
     assert "僵尸锁" in str(info.value)
-    removed = lock.clear_stale(store.engine)
+    removed = clear_stale_lock(novel_path)
     assert removed is not None and removed.token == "other"
+    assert clear_stale_lock(novel_path) is None  # nothing left to clear
     with NovelStore.open(novel_path, write=True) as again:
         assert again.writable
 
