@@ -18,7 +18,7 @@ from novel_desktop.storage.store import ChapterInfo, NovelStore, RevisionInfo, S
 
 if TYPE_CHECKING:
     from novel_desktop.analysis.ai_phrases import PhraseEntry
-    from novel_desktop.analysis.manuscript import Manuscript, SplitResult
+    from novel_desktop.domain.manuscript import Manuscript, SplitResult
     from novel_desktop.pipeline.orchestrator import Recommendation
     from novel_desktop.storage.book_export import ExportResult
     from novel_desktop.storage.manuscript_import import ImportSummary
