@@ -16,7 +16,7 @@ from novel_desktop.demo import build_demo, demo_copy, demo_source
 from novel_desktop.domain.contracts import ChapterContract
 from novel_desktop.domain.evaluation import DIMENSION_WEIGHTS, Evaluation
 from novel_desktop.domain.foreshadowing import GlobalForeshadowing, overdue
-from novel_desktop.domain.state_ops import StatePatch
+from novel_desktop.domain.state_patch import StatePatch
 from novel_desktop.domain.storylines import StorylineSchedule
 from novel_desktop.domain.summary import ChapterSummary
 from novel_desktop.domain.text import count_chars

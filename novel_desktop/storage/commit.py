@@ -10,7 +10,8 @@ from sqlmodel import select
 
 from novel_desktop.domain.common import iso_now
 from novel_desktop.domain.records import CommitResult
-from novel_desktop.domain.state_ops import PatchRejected, apply_patch, record_ops_skip
+from novel_desktop.domain.state_ops import apply_patch, record_ops_skip
+from novel_desktop.domain.state_patch import PatchRejected
 from novel_desktop.storage import layout
 from novel_desktop.storage.chapters import REVISION_KINDS, new_revision
 from novel_desktop.storage.checkpoint import OPS_SKIP_KEY, get_checkpoint, meta_value, put_checkpoint

@@ -10,7 +10,8 @@ from sqlmodel import Session, col, select
 
 from novel_desktop.domain.common import iso_now
 from novel_desktop.domain.records import RebuildReport
-from novel_desktop.domain.state_ops import PatchResult, apply_foreshadow_updates, apply_patch
+from novel_desktop.domain.state_ops import apply_foreshadow_updates, apply_patch
+from novel_desktop.domain.state_patch import PatchResult
 from novel_desktop.storage import layout
 from novel_desktop.storage.repository import Repository, StoreError, dumps, empty_state
 from novel_desktop.storage.tables import (
@@ -59,7 +60,7 @@ class StateRepository(Repository):
     def apply_state_patch(self, patch: dict[str, Any] | str) -> PatchResult:
         """Validate and merge a state patch now (``novel state apply``), in one transaction.
 
-        Raises :class:`~novel_desktop.domain.state_ops.PatchRejected` for a patch that cannot be applied.
+        Raises :class:`~novel_desktop.domain.state_patch.PatchRejected` for a patch that cannot be applied.
         """
         with self._write() as s:
             result = apply_patch(latest_state(s), patch)

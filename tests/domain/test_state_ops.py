@@ -9,6 +9,13 @@ from typing import Any
 import pytest
 
 from novel_desktop.domain.state_ops import (
+    apply_foreshadow_updates,
+    apply_patch,
+    prune_state,
+    record_ops_skip,
+    replay_changelog,
+)
+from novel_desktop.domain.state_patch import (
     REBUILD_SKIP_THRESHOLD,
     ForeshadowAction,
     ForeshadowUpdate,
@@ -17,12 +24,7 @@ from novel_desktop.domain.state_ops import (
     StateOp,
     StatePatch,
     StateValidationError,
-    apply_foreshadow_updates,
-    apply_patch,
     parse_patch,
-    prune_state,
-    record_ops_skip,
-    replay_changelog,
     validate_op,
 )
 
