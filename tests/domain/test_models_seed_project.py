@@ -19,7 +19,7 @@ from novel_desktop.domain.checkpoint import Checkpoint, OrchestratorState, Pipel
 from novel_desktop.domain.contracts import ChapterContract
 from novel_desktop.domain.evaluation import Evaluation
 from novel_desktop.domain.foreshadowing import GlobalForeshadowing, VolumeForeshadowing, overdue
-from novel_desktop.domain.novel_ask import validate_answer_spec
+from novel_desktop.domain.novel_ask_answers import validate_answer_spec
 from novel_desktop.domain.pipeline_log import PipelineLog
 from novel_desktop.domain.state import CurrentState
 from novel_desktop.domain.state_ops import replay_changelog

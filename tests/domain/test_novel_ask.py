@@ -14,20 +14,22 @@ import pytest
 from novel_desktop.domain.novel_ask import (
     AnswerSpec,
     AnswerSpecInvalid,
-    GateState,
     InstructionPacket,
     QuestionSpec,
     QuestionSpecInvalid,
     ValidationProblem,
+    is_rfc3339_timestamp,
+    parse_question_spec,
+    validate_question_spec,
+)
+from novel_desktop.domain.novel_ask_answers import (
+    GateState,
     build_answer_spec,
     default_answers,
     evaluate_gate,
-    is_rfc3339_timestamp,
     load_valid_answer,
-    parse_question_spec,
     validate_answer_path,
     validate_answer_spec,
-    validate_question_spec,
 )
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "novel_ask"

@@ -12,15 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from novel_desktop.domain.common import SNAKE_CASE_RE
-from novel_desktop.domain.novel_ask import (
-    AnswerSpec,
-    QuestionSpec,
-    ValidationProblem,
+from novel_desktop.domain.novel_ask import AnswerSpec, QuestionSpec, ValidationProblem, validate_question_spec
+from novel_desktop.domain.novel_ask_answers import (
     build_answer_spec,
     load_valid_answer,
     validate_answer_path,
     validate_answer_spec,
-    validate_question_spec,
 )
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "novel_ask"
