@@ -18,13 +18,11 @@ from typing import TYPE_CHECKING, Any
 from novel_desktop.analysis import segment
 from novel_desktop.analysis.ai_phrases import PhraseEntry, PhraseHit, find_hits, phrases_for_novel
 from novel_desktop.analysis.cache import AnalysisCache, text_hash
+from novel_desktop.analysis.continuity import ChapterEntityScan, EntityIndex, build_index
 from novel_desktop.analysis.entities import (
-    ChapterEntityScan,
     ChapterMentions,
-    EntityIndex,
     EntityRecords,
     NameMatcher,
-    build_index,
     proper_noun_candidates,
 )
 from novel_desktop.analysis.style_metrics import (

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from novel_desktop.analysis.entities import ChapterEntityScan, EntityRecords, NameMatcher, build_index
+from novel_desktop.analysis.continuity import ChapterEntityScan, build_index
+from novel_desktop.analysis.entities import EntityRecords, NameMatcher
 from novel_desktop.analysis.novel_analysis import NovelAnalyzer, analyze_store
 from novel_desktop.domain.characters import Character
 from novel_desktop.domain.storylines import StorylineSchedule, StorylinesFile
@@ -68,8 +69,8 @@ def test_appearances_follow_names_and_aliases_with_first_and_last_chapter() -> N
     index = _index(_records(), {1: "林枫上山。", 2: "小枫回头看了一眼。", 3: "山里下雨了。", 4: "林枫到了。"})
     lin = index.appearances["lin-feng"]
     assert lin.chapters == (1, 2, 4)
-    assert (lin.first_chapter, lin.last_chapter) == (1, 4)
-    assert [e.name for e in index.in_chapter(2)] == ["林枫"]
+    assert lin.last_chapter == 4
+    assert index.by_chapter[2] == {"lin-feng": 1}  # 小枫 is 林枫
 
 
 def test_an_entity_of_another_storyline_outside_a_convergence_event_is_reported() -> None:
@@ -173,7 +174,8 @@ def test_analyze_store_reads_chapters_and_their_storylines(store: Any) -> None:
     store.commit_chapter(1, storyline_id="main_arc")
     analysis = analyze_store(store)
     assert [c.number for c in analysis.chapters] == [1]
-    assert [(f.kind, f.entity) for f in analysis.entities.findings_for(1)] == [("cross_storyline", "苏瑶")]
+    findings = [(f.kind, f.entity) for f in analysis.entities.findings if f.chapter == 1]
+    assert findings == [("cross_storyline", "苏瑶")]
 
 
 def test_build_index_of_nothing_is_empty() -> None:
