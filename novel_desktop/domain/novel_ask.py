@@ -48,9 +48,6 @@ QuestionKind = Literal["single_choice", "multi_choice", "free_text"]
 QUESTION_KINDS: tuple[str, ...] = ("single_choice", "multi_choice", "free_text")
 CHOICE_KINDS: tuple[str, ...] = ("single_choice", "multi_choice")
 
-#: Where the orchestrator is advised to put AnswerSpec files (seed 000, "answer_path 约定").
-RECOMMENDED_ANSWER_DIR = "staging/novel-ask"
-
 # RFC 3339 section 5.6 date-time; the zone is mandatory. Range checks happen in _parse_rfc3339.
 _RFC3339_RE = re.compile(
     r"^(?P<date>\d{4}-\d{2}-\d{2})[Tt](?P<h>\d{2}):(?P<m>\d{2}):(?P<s>\d{2})(?P<frac>\.\d+)?"
@@ -106,14 +103,6 @@ class AnswerSpec(SeedModel):
     answers: dict[str, str | list[str]]
     answered_at: str
     answered_by: str
-
-    @property
-    def answered_at_datetime(self) -> datetime:
-        """``answered_at`` as an aware datetime (the string itself is kept verbatim for audit)."""
-        parsed = _parse_rfc3339(self.answered_at)
-        if parsed is None:
-            raise ValueError(f"answered_at is not an RFC 3339 timestamp with a zone: {self.answered_at!r}")
-        return parsed
 
 
 class AgentRef(SeedModel):

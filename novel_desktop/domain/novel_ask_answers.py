@@ -215,17 +215,6 @@ def build_answer_spec(
     return load_valid_answer(question_spec, data)
 
 
-def default_answers(spec: QuestionSpec) -> dict[str, str | list[str]]:
-    """The answers a user gets by accepting every default (questions without a default are left out)."""
-    result: dict[str, str | list[str]] = {}
-    for question in spec.questions:
-        if question.default is not None:
-            result[question.id] = (
-                list(question.default) if isinstance(question.default, list) else question.default
-            )
-    return result
-
-
 # -------------------- answer_path
 
 

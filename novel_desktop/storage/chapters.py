@@ -112,14 +112,6 @@ class ChapterRepository(Repository):
                 s.add(later)
             return sorted(marked)
 
-    def mark_rebuilt(self, number: int) -> None:
-        """The chapter's summary and state agree with its text again."""
-        with self._write() as s:
-            row = s.get(ChapterRow, number)
-            if row is not None:
-                row.status = "committed"
-                s.add(row)
-
     # ------------------------------------------------------------------ summaries, evaluations, logs
     def summary(self, number: int) -> str | None:
         with self._read() as s:

@@ -52,10 +52,6 @@ class CheckpointRepository(Repository):
         with self._read() as s:
             return get_checkpoint(s)
 
-    def save_checkpoint(self, data: dict[str, Any]) -> None:
-        with self._write() as s:
-            put_checkpoint(s, data)
-
     def update_checkpoint(self, **changes: Any) -> dict[str, Any]:
         """Change some checkpoint fields (and the time) in one transaction; return the new checkpoint."""
         with self._write() as s:
@@ -83,11 +79,6 @@ class CheckpointRepository(Repository):
         with self._read() as s:
             row = s.get(StagingRow, path)
             return row.content if row else None
-
-    def staging_kind(self, path: str) -> str | None:
-        with self._read() as s:
-            row = s.get(StagingRow, path)
-            return row.kind if row else None
 
     def list_staging(self, chapter: int | None = None) -> list[str]:
         with self._read() as s:

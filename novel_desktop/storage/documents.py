@@ -84,7 +84,3 @@ class ExtraFileRepository(Repository):
         with self._read() as s:
             row = s.get(ExtraFileRow, path)
             return row.data if row else None
-
-    def list_extra_files(self) -> list[str]:
-        with self._read() as s:
-            return list(s.exec(select(ExtraFileRow.path).order_by(col(ExtraFileRow.path))))

@@ -25,7 +25,6 @@ from novel_desktop.domain.novel_ask import (
 from novel_desktop.domain.novel_ask_answers import (
     GateState,
     build_answer_spec,
-    default_answers,
     evaluate_gate,
     load_valid_answer,
     validate_answer_path,
@@ -85,7 +84,7 @@ def test_seed_answer_spec_round_trips_verbatim() -> None:
     assert answer.to_json_dict() == data
     # The audit timestamp is kept exactly as written, milliseconds and Z included.
     assert answer.answered_at == "2026-02-27T10:12:34.000Z"
-    assert answer.answered_at_datetime == datetime(2026, 2, 27, 10, 12, 34, tzinfo=UTC)
+    assert datetime.fromisoformat(answer.answered_at) == datetime(2026, 2, 27, 10, 12, 34, tzinfo=UTC)
 
 
 def test_packet_without_answer_path_has_no_gate() -> None:
@@ -682,7 +681,7 @@ def test_build_answer_spec_defaults_to_now_in_utc(spec: dict[str, Any]) -> None:
         spec, {"platform": "web", "tone": ["爽文"], "protagonist_name": "x"}, answered_by="human"
     )
     assert built.answered_at.endswith("Z")
-    assert before - timedelta(seconds=1) <= built.answered_at_datetime <= datetime.now(UTC)
+    assert before - timedelta(seconds=1) <= datetime.fromisoformat(built.answered_at) <= datetime.now(UTC)
 
 
 def test_build_answer_spec_takes_a_naive_time_as_local(spec: dict[str, Any]) -> None:
@@ -693,7 +692,7 @@ def test_build_answer_spec_takes_a_naive_time_as_local(spec: dict[str, Any]) -> 
         answered_by="human",
         answered_at=naive,
     )
-    assert built.answered_at_datetime == naive.astimezone()
+    assert datetime.fromisoformat(built.answered_at) == naive.astimezone()
 
 
 def test_build_answer_spec_rejects_invalid_answers(spec: dict[str, Any]) -> None:
@@ -716,8 +715,9 @@ def test_build_answer_spec_rejects_an_invalid_spec(spec: dict[str, Any]) -> None
 
 def test_build_from_defaults_of_the_seed_question() -> None:
     spec = parse_question_spec(load_fixture("question_spec.json"))
-    assert default_answers(spec) == {"platform": "qidian"}
-    built = build_answer_spec(spec, default_answers(spec), answered_by="claude_code")
+    defaults = {q.id: q.default for q in spec.questions if q.default is not None}
+    assert defaults == {"platform": "qidian"}
+    built = build_answer_spec(spec, defaults, answered_by="claude_code")
     assert built.answers == {"platform": "qidian"}
 
 

@@ -118,7 +118,9 @@ def test_built_answer_specs_always_validate(
     assert load_valid_answer(QuestionSpec.model_validate(spec), data) == built
     # Stored in UTC to the millisecond; a naive time was local time.
     expected = answered_at.astimezone(UTC)
-    assert built.answered_at_datetime == expected.replace(microsecond=expected.microsecond // 1000 * 1000)
+    assert datetime.fromisoformat(built.answered_at) == expected.replace(
+        microsecond=expected.microsecond // 1000 * 1000
+    )
 
 
 def _all_problems(value: object) -> bool:
