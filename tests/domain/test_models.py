@@ -456,7 +456,7 @@ def test_storylines_helpers() -> None:
     assert [r.id for r in spec.hard_rules()] == ["LS-001"]
 
 
-def test_is_convergence_chapter() -> None:
+def test_convergence_events_cover_their_chapters() -> None:
     schedule = StorylineSchedule.model_validate(load("storyline-schedule.json"))
     covered = [n for n in range(20, 32) if any(e.covers(n) for e in schedule.convergence_events)]
     assert covered == [25, 26, 27, 28]
