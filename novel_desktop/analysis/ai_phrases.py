@@ -26,8 +26,6 @@ NOVEL_CATEGORY = "本书黑名单"
 REGEX_PREFIX = "re:"
 
 _DEFAULT_SUGGESTION = "删去，或换成这个人物、这个场景独有的具体表达"
-#: The seed's threshold (§7 Layer 4): fewer than 3 hits per 1,000 characters.
-HITS_PER_1K_LIMIT = 3.0
 
 
 @dataclass(frozen=True, slots=True)

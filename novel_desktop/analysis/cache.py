@@ -68,11 +68,6 @@ class AnalysisCache:
             log.warning("analysis cache unavailable at %s: %s", path, exc)
             return None
 
-    @property
-    def persistent(self) -> bool:
-        """True when results also go to disk."""
-        return self._db is not None
-
     def get(self, key: str, decode: Callable[[Any], T]) -> T | None:
         """The object stored under ``key``, or None; a disk entry is decoded with ``decode`` once."""
         with self._lock:
@@ -137,11 +132,6 @@ class AnalysisCache:
                         )
             except sqlite3.Error as exc:
                 log.warning("analysis cache write failed: %s", exc)
-
-    def clear_memory(self) -> None:
-        """Forget the in-memory entries (the disk file stays): what a restart of the program looks like."""
-        with self._lock:
-            self._memory.clear()
 
     def close(self) -> None:
         """Flush and close the file."""

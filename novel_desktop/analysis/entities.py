@@ -1,16 +1,9 @@
-"""The entity index: who and what appears in which chapter, and continuity findings (seed 004 §6.6).
+"""Entities of a novel and finding them in a chapter (seed 004 §6.6).
 
 Entities come from the novel's own records (characters with aliases and status, places, items and factions
-named in the state, storyline POV characters and factions) plus proper nouns jieba finds in the text. Per
-chapter the index knows which entities appear; per entity, its first and last chapter. Findings:
-
-* ``cross_storyline``: an entity tied to another storyline appears in a chapter that is not inside a
-  convergence event (LS-005's leak check, done by string search instead of an LLM);
-* ``retired_speaking``: a retired character is attributed a line of speech;
-* ``near_duplicate_name``: two names differ by one character and are not aliases of each other (林枫/林峰).
-
-Scanning a chapter (:func:`scan_chapter`) depends only on its text and the names; building the index
-(:func:`build_index`) combines the per-chapter scans, so an edit re-scans one chapter.
+named in the state, storyline POV characters and factions) plus proper nouns jieba finds in the text.
+Scanning a chapter (:class:`NameMatcher`) depends only on its text and the names; the index over the whole
+novel and its continuity findings are :mod:`novel_desktop.analysis.continuity`.
 """
 
 from __future__ import annotations
@@ -21,7 +14,6 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -31,14 +23,6 @@ from novel_desktop.domain.storylines import ConvergenceEvent, StorylineSchedule,
 
 if TYPE_CHECKING:
     from novel_desktop.storage.store import NovelStore
-
-#: A jieba-detected name must occur this often in the novel to enter the index (fewer is noise or a typo,
-#: which the near-duplicate check still compares against the records).
-MIN_DETECTED_COUNT = 3
-#: A detected name this many times rarer than a name one character away from it looks like a typo of it.
-TYPO_RATIO = 5
-#: A typo of a detected name occurs at most this often (more is a second name, not a slip).
-MAX_TYPO_COUNT = 2
 
 _SURNAMES = set(
     "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈姚卢"
@@ -77,17 +61,8 @@ _VERB_SOON_RE = re.compile(r".{0,4}?(说|道|說|问|問)")
 #: Before a name: a closing quote just before it ("……”陈老说。").
 _QUOTE_BEFORE_RE = re.compile(r"[”」\"]\s*$")
 
-ENTITY_KIND_LABELS = {
-    "character": "人物",
-    "location": "地点",
-    "item": "物品",
-    "faction": "势力",
-    "person": "人名（自动识别）",
-    "place": "地名（自动识别）",
-    "organization": "组织（自动识别）",
-    "other": "专名（自动识别）",
-}
-_DETECTED_KINDS = {"nr": "person", "ns": "place", "nt": "organization", "nz": "other"}
+#: jieba's proper-noun tags and the entity kind each stands for.
+DETECTED_KINDS = {"nr": "person", "ns": "place", "nt": "organization", "nz": "other"}
 
 
 # ====================================================================== records
@@ -330,11 +305,6 @@ def _is_speaker(text: str, start: int, end: int) -> bool:
     )
 
 
-def scan_chapter(text: str, records: EntityRecords) -> ChapterMentions:
-    """The record entities ``text`` mentions (see :class:`NameMatcher` to reuse the compiled names)."""
-    return NameMatcher(records).scan(text)
-
-
 def proper_noun_candidates(tokens: Sequence[segment.Token]) -> dict[str, tuple[str, int, int]]:
     """Proper nouns jieba finds in a chapter: word → (kind tag "nr"/"ns"/"nt"/"nz", count, first offset).
 
@@ -353,7 +323,7 @@ def proper_noun_candidates(tokens: Sequence[segment.Token]) -> dict[str, tuple[s
             continue
         tag = tok.tag
         if tag:
-            kind = tag[:2] if tag[:2] in _DETECTED_KINDS else ""
+            kind = tag[:2] if tag[:2] in DETECTED_KINDS else ""
         elif _HAN_WORD_RE.match(word):
             kind = _guess_kind(word)
         else:
@@ -383,297 +353,3 @@ def _guess_kind(word: str) -> str:
     if word.endswith(_ORG_SUFFIXES):
         return "nt"
     return ""
-
-
-# ====================================================================== the index
-@dataclass(frozen=True)
-class EntityAppearance:
-    """Where an entity appears: the chapters in order, its total mentions, first and last chapter."""
-
-    key: str
-    name: str
-    kind: str
-    source: str
-    chapters: tuple[int, ...]
-    mentions: int
-
-    @property
-    def first_chapter(self) -> int | None:
-        """The first chapter the entity appears in."""
-        return self.chapters[0] if self.chapters else None
-
-    @property
-    def last_chapter(self) -> int | None:
-        """The last chapter the entity appears in."""
-        return self.chapters[-1] if self.chapters else None
-
-
-@dataclass(frozen=True)
-class ContinuityFinding:
-    """Something for the author to check. ``offset`` is a character offset into ``chapter``'s text."""
-
-    kind: str
-    chapter: int | None
-    entity: str
-    message: str
-    offset: int | None = None
-    other: str | None = None
-    storyline: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        """The finding as a JSON object."""
-        return {
-            "kind": self.kind,
-            "chapter": self.chapter,
-            "entity": self.entity,
-            "message": self.message,
-            "offset": self.offset,
-            "other": self.other,
-            "storyline": self.storyline,
-        }
-
-
-@dataclass
-class EntityIndex:
-    """Entities, their appearances per chapter, and continuity findings of a whole novel (or a part)."""
-
-    entities: dict[str, Entity] = field(default_factory=dict)
-    appearances: dict[str, EntityAppearance] = field(default_factory=dict)
-    #: Chapter → entity key → mentions in that chapter.
-    by_chapter: dict[int, dict[str, int]] = field(default_factory=dict)
-    findings: list[ContinuityFinding] = field(default_factory=list)
-
-    def in_chapter(self, chapter: int) -> list[Entity]:
-        """The entities appearing in ``chapter``, most mentioned first."""
-        counts = self.by_chapter.get(chapter, {})
-        return [
-            self.entities[k] for k, _ in sorted(counts.items(), key=lambda kv: -kv[1]) if k in self.entities
-        ]
-
-    def findings_for(self, chapter: int) -> list[ContinuityFinding]:
-        """The findings located in ``chapter``."""
-        return [f for f in self.findings if f.chapter == chapter]
-
-
-@dataclass(frozen=True)
-class ChapterEntityScan:
-    """The per-chapter input of :func:`build_index`."""
-
-    number: int
-    mentions: ChapterMentions
-    proper_nouns: Mapping[str, tuple[str, int, int]]
-
-
-def build_index(
-    records: EntityRecords, chapters: Sequence[ChapterEntityScan], *, min_detected: int = MIN_DETECTED_COUNT
-) -> EntityIndex:
-    """Combine per-chapter scans into the index and its findings."""
-    index = EntityIndex(entities={e.key: e for e in records.entities})
-    record_names = records.name_map()
-    per_entity: dict[str, list[int]] = defaultdict(list)
-    totals: dict[str, int] = defaultdict(int)
-    detected_totals: dict[str, int] = defaultdict(int)
-    detected_kind: dict[str, str] = {}
-    detected_first: dict[str, tuple[int, int]] = {}
-    ordered = sorted(chapters, key=lambda c: c.number)
-    for scan in ordered:
-        counts = dict(scan.mentions.counts)
-        for word, (tag, count, offset) in scan.proper_nouns.items():
-            if word in record_names:
-                continue
-            detected_totals[word] += count
-            detected_kind.setdefault(word, tag)
-            detected_first.setdefault(word, (scan.number, offset))
-        index.by_chapter[scan.number] = counts
-        for key, count in counts.items():
-            per_entity[key].append(scan.number)
-            totals[key] += count
-    for word, total in detected_totals.items():
-        if total < min_detected:
-            continue
-        key = f"detected:{word}"
-        index.entities[key] = Entity(
-            key, word, _DETECTED_KINDS[detected_kind[word]], source="jieba", status=""
-        )
-        totals[key] = total
-    for scan in ordered:
-        for word, (_, count, _) in scan.proper_nouns.items():
-            key = f"detected:{word}"
-            if key in index.entities:
-                index.by_chapter[scan.number][key] = count
-                per_entity[key].append(scan.number)
-    for key, chapter_list in per_entity.items():
-        entity = index.entities[key]
-        index.appearances[key] = EntityAppearance(
-            key, entity.name, entity.kind, entity.source, tuple(chapter_list), totals[key]
-        )
-    index.findings = [
-        *_cross_storyline(records, ordered),
-        *_retired_speaking(records, ordered),
-        *_near_duplicates(
-            records,
-            {w: (detected_kind[w], t) for w, t in detected_totals.items()},
-            detected_first,
-            min_detected,
-        ),
-    ]
-    index.findings.sort(key=lambda f: (f.chapter if f.chapter is not None else 0, f.offset or 0, f.kind))
-    return index
-
-
-def _cross_storyline(
-    records: EntityRecords, chapters: Sequence[ChapterEntityScan]
-) -> list[ContinuityFinding]:
-    tied = {e.key: e for e in records.entities if e.storylines}
-    findings: list[ContinuityFinding] = []
-    if not tied:
-        return findings
-    for scan in chapters:
-        line = records.chapter_storylines.get(scan.number)
-        if not line:
-            continue
-        events = [e for e in records.convergence_events if e.covers(scan.number)]
-        for key in scan.mentions.counts:
-            entity = tied.get(key)
-            if entity is None or line in entity.storylines:
-                continue
-            for other in entity.storylines:
-                if any(
-                    not e.involved_storylines or {line, other} <= set(e.involved_storylines) for e in events
-                ):
-                    continue
-                shared = records.shared_characters.get(frozenset((line, other)), set())
-                if shared & {entity.key, *entity.names()}:
-                    continue
-                findings.append(
-                    ContinuityFinding(
-                        "cross_storyline",
-                        scan.number,
-                        entity.name,
-                        f"第 {scan.number} 章属于故事线「{line}」，却出现了「{other}」线的"
-                        f"{ENTITY_KIND_LABELS.get(entity.kind, '实体')}「{entity.name}」，"
-                        "且本章不在交汇事件内",
-                        scan.mentions.first_offset.get(key),
-                        storyline=other,
-                    )
-                )
-                break
-    return findings
-
-
-def _retired_speaking(
-    records: EntityRecords, chapters: Sequence[ChapterEntityScan]
-) -> list[ContinuityFinding]:
-    retired = {e.key: e for e in records.entities if e.kind == "character" and e.status == "retired"}
-    findings: list[ContinuityFinding] = []
-    for scan in chapters:
-        for key, offsets in scan.mentions.speaking.items():
-            entity = retired.get(key)
-            if entity is None or (entity.retired_since is not None and scan.number < entity.retired_since):
-                continue
-            findings.append(
-                ContinuityFinding(
-                    "retired_speaking",
-                    scan.number,
-                    entity.name,
-                    f"已退场的角色「{entity.name}」在第 {scan.number} 章有台词（共 {len(offsets)} 处），"
-                    "确认是回忆、转述还是失误",
-                    offsets[0],
-                )
-            )
-    return findings
-
-
-@lru_cache(maxsize=65536)
-def _wildcards(name: str) -> tuple[str, ...]:
-    # Cached: a re-analysis after one edit sees the same few thousand names again.
-    return tuple(f"{name[:i]}\0{name[i + 1 :]}" for i in range(len(name)))
-
-
-def _near_duplicates(
-    records: EntityRecords,
-    detected: Mapping[str, tuple[str, int]],
-    detected_first: Mapping[str, tuple[int, int]],
-    min_detected: int,
-) -> list[ContinuityFinding]:
-    """Names one character apart: record against record, record against any detected name (a typo may occur
-    once), and a rare detected person name against a frequent one. Bucketing by "name with one character
-    wildcarded" keeps this linear in the number of names.
-
-    Two detected names can only be a typo pair when the rare one occurs at most ``MAX_TYPO_COUNT`` times and
-    the common one at least ``max(min_detected, 2 * TYPO_RATIO)`` times (see :func:`_near_pair`), so only
-    those are paired: on a whole classical novel this skips thousands of pairs that could never be reported.
-    """
-    owner: dict[str, str] = {}
-    for entity in records.entities:
-        for name in entity.names():
-            owner.setdefault(name, entity.key)
-    names: dict[str, tuple[str, int | None]] = {
-        name: (key, None) for name, key in owner.items() if len(name) >= 2
-    }
-    common_at = max(min_detected, 2 * TYPO_RATIO)
-    record_anchors: dict[str, list[str]] = defaultdict(list)
-    for name in names:
-        for wildcard in _wildcards(name):
-            record_anchors[wildcard].append(name)
-    common_anchors: dict[str, list[str]] = defaultdict(list)
-    for word, (tag, total) in detected.items():
-        if tag == "nr" and total >= common_at and len(word) >= 2:
-            for wildcard in _wildcards(word):
-                common_anchors[wildcard].append(word)
-    for word, (_, total) in detected.items():
-        names.setdefault(word, (f"detected:{word}", total))
-    seen: set[tuple[str, str]] = set()
-    findings: list[ContinuityFinding] = []
-    typo_like: dict[str, list[ContinuityFinding]] = defaultdict(list)
-
-    def pair(anchor: str, name: str) -> ContinuityFinding | None:
-        key = (anchor, name) if anchor < name else (name, anchor)
-        if anchor == name or key in seen or names[anchor][0] == names[name][0]:
-            return None
-        seen.add(key)
-        return _near_pair(anchor, name, names, detected_first, min_detected)
-
-    for name in [n for n in names if len(n) >= 2]:
-        count = names[name][1]
-        rare_person = count is not None and count <= MAX_TYPO_COUNT and detected[name][0] == "nr"
-        for wildcard in _wildcards(name):
-            for anchor in record_anchors.get(wildcard, ()):
-                finding = pair(anchor, name)
-                if finding is not None:
-                    findings.append(finding)
-            if not rare_person:
-                continue
-            for anchor in common_anchors.get(wildcard, ()):
-                finding = pair(anchor, name)
-                if finding is not None:
-                    typo_like[finding.entity].append(finding)
-    # A rare word one character away from several frequent names is a word of its own, not a slip of one.
-    findings.extend(group[0] for group in typo_like.values() if len(group) == 1)
-    return findings
-
-
-def _near_pair(
-    a: str,
-    b: str,
-    names: Mapping[str, tuple[str, int | None]],
-    detected_first: Mapping[str, tuple[int, int]],
-    min_detected: int,
-) -> ContinuityFinding | None:
-    count_a, count_b = names[a][1], names[b][1]
-    if count_a is None and count_b is None:
-        # Two records: the author named them; still worth a look because readers mix them up.
-        message = f"「{a}」与「{b}」只差一个字，又不是同一角色的别名，读者容易混淆"
-        return ContinuityFinding("near_duplicate_name", None, a, message, other=b)
-    if count_a is None or count_b is None:
-        record, text_name = (a, b) if count_a is None else (b, a)
-    else:
-        # Two detected names: only a rare variant (a slip or two) of a frequent name looks like a typo.
-        rare, common = min(count_a, count_b), max(count_a, count_b)
-        if rare > MAX_TYPO_COUNT or rare * TYPO_RATIO > common or common < max(min_detected, 2 * TYPO_RATIO):
-            return None
-        record, text_name = (a, b) if count_a > count_b else (b, a)
-    chapter, offset = detected_first.get(text_name, (None, None))
-    where = f"第 {chapter} 章起" if chapter is not None else "正文中"
-    message = f"{where}出现的「{text_name}」与「{record}」只差一个字，是否笔误？"
-    return ContinuityFinding("near_duplicate_name", chapter, text_name, message, offset, other=record)

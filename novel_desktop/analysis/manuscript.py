@@ -31,14 +31,18 @@ from __future__ import annotations
 
 import re
 import zipfile
-from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Literal
 
-from novel_desktop.domain.text import count_chars, is_fullwidth_punct, is_han
-
-ChapterKind = Literal["chapter", "prologue", "epilogue", "extra"]
+from novel_desktop.analysis.headings import Heading, scan_headings, trailing_cut
+from novel_desktop.domain.manuscript import (
+    ChapterKind,
+    Manuscript,
+    SplitChapter,
+    SplitResult,
+    SplitVolume,
+)
+from novel_desktop.domain.text import is_fullwidth_punct, is_han
 
 SUPPORTED_SUFFIXES = (".txt", ".md", ".markdown", ".docx", ".epub")
 #: A rise in chapter numbers larger than this is taken as a typo in a heading, not as missing chapters.
@@ -47,83 +51,6 @@ MAX_GAP = 20
 
 class ManuscriptError(Exception):
     """A manuscript that cannot be read; the message is for the author (Chinese, English in parentheses)."""
-
-
-@dataclass(frozen=True)
-class Manuscript:
-    """The text of a manuscript file and how it was read."""
-
-    text: str
-    encoding: str
-    source_format: str  # "txt", "md", "docx", "epub"
-
-
-@dataclass(frozen=True)
-class SplitVolume:
-    """A 第X卷 heading: its ``number`` in the novel, normalized ``title``, and ``text`` (any words between the
-    heading and the volume's first chapter)."""
-
-    number: int
-    title: str
-    heading: str = ""
-    text: str = ""
-    source_number: int | None = None
-    start_offset: int = 0
-
-
-@dataclass(frozen=True)
-class SplitChapter:
-    """One chapter of a split manuscript (see the module docstring for ``number`` and ``text``)."""
-
-    number: int
-    title: str
-    heading: str
-    text: str
-    volume: int
-    kind: ChapterKind
-    start_offset: int
-    source_number: int | None = None
-
-    def stored_text(self) -> str:
-        """The chapter as the novel stores it: a Markdown heading line, a blank line, the body."""
-        return f"# {self.title}\n\n{self.text}\n" if self.text else f"# {self.title}\n"
-
-    @property
-    def chars(self) -> int:
-        """字数 of the stored chapter (heading included, as ``novel status`` counts it)."""
-        return count_chars(self.stored_text())
-
-
-@dataclass
-class SplitResult:
-    """A manuscript split into chapters, with what was kept aside and what the author should check."""
-
-    chapters: list[SplitChapter] = field(default_factory=list)
-    volumes: list[SplitVolume] = field(default_factory=list)
-    front_matter: str = ""
-    trailing: str = ""
-    warnings: list[str] = field(default_factory=list)
-    gaps: list[int] = field(default_factory=list)
-    duplicates: list[int] = field(default_factory=list)
-
-    def pieces(self) -> list[str]:
-        """Every part of the input in reading order: front matter, volume and chapter headings with their
-        text, trailing. Joined, they equal the input up to whitespace."""
-        ordered: list[tuple[int, str]] = [(v.start_offset, f"{v.heading}\n{v.text}") for v in self.volumes]
-        ordered += [(c.start_offset, f"{c.heading}\n{c.text}") for c in self.chapters]
-        ordered.sort(key=lambda item: item[0])
-        return [self.front_matter, *(piece for _, piece in ordered), self.trailing]
-
-    def to_json(self, encoding: str) -> dict[str, object]:
-        """The ``--dry-run --json`` shape."""
-        return {
-            "chapters": [{"number": c.number, "title": c.title, "chars": c.chars} for c in self.chapters],
-            "volumes": [{"number": v.number, "title": v.title} for v in self.volumes],
-            "front_matter_chars": count_chars(self.front_matter),
-            "trailing_chars": count_chars(self.trailing),
-            "encoding": encoding,
-            "warnings": list(self.warnings),
-        }
 
 
 # ====================================================================== reading
@@ -309,236 +236,6 @@ def _read_epub(path: Path) -> str:
     return "\n\n".join(texts)
 
 
-# ====================================================================== numerals
-_DIGITS = {
-    **dict.fromkeys("零〇○Ｏ", 0),
-    **dict.fromkeys("一壹", 1),
-    **dict.fromkeys("二贰貳两兩", 2),
-    **dict.fromkeys("三叁參", 3),
-    **dict.fromkeys("四肆", 4),
-    **dict.fromkeys("五伍", 5),
-    **dict.fromkeys("六陆陸", 6),
-    **dict.fromkeys("七柒", 7),
-    **dict.fromkeys("八捌", 8),
-    **dict.fromkeys("九玖", 9),
-}
-_UNITS = {"十": 10, "拾": 10, "百": 100, "佰": 100, "千": 1000, "仟": 1000}
-_TENS = {"廿": 20, "念": 20, "卅": 30, "卌": 40}
-_NUMERAL_CHARS = "".join(_DIGITS) + "".join(_UNITS) + "".join(_TENS) + "万萬"
-_NUM = r"[0-9０-９]+|[零〇○Ｏ一二三四五六七八九十百千万萬两兩壹贰貳叁參肆伍陆陸柒捌玖拾佰仟廿卅卌]+"
-
-
-def parse_chinese_number(s: str) -> int | None:
-    """The value of a chapter number as manuscripts write it, or None if ``s`` is not one.
-
-    Arabic and full-width digits (``12``, ``１２``); Chinese numerals with units (十四, 八十七, 两百,
-    一百零五, 廿三); and digit-by-digit numerals (八八, 一○○, 一〇〇, 一二零).
-    """
-    s = s.strip().translate(str.maketrans("０１２３４５６７８９", "0123456789"))
-    if not s:
-        return None
-    if s.isascii():
-        return int(s) if s.isdigit() else None
-    if any(c not in _NUMERAL_CHARS for c in s):
-        return None
-    if not any(c in _UNITS or c in _TENS or c in "万萬" for c in s):
-        # Positional: every character is a digit (八八 = 88, 一○○ = 100). 两 is not used this way.
-        if "两" in s or "兩" in s:
-            return None
-        value = 0
-        for c in s:
-            value = value * 10 + _DIGITS[c]
-        return value
-    total, section = 0, 0
-    digit: int | None = None
-    last_unit = 10**9
-    for c in s:
-        if c in _DIGITS:
-            if digit not in (None, 0):
-                return None  # two digits in a row inside a unit numeral (一百二三)
-            digit = _DIGITS[c]
-        elif c in _TENS:
-            if digit not in (None, 0):
-                return None
-            section += _TENS[c]
-            digit, last_unit = None, 10
-        elif c in _UNITS:
-            unit = _UNITS[c]
-            if unit >= last_unit:
-                return None  # units must fall (一百二十, not 十百)
-            section += (digit if digit else 1) * unit
-            digit, last_unit = None, unit
-        else:  # 万
-            section += digit or 0
-            if total or section == 0:
-                return None
-            total, section, digit, last_unit = section * 10000, 0, None, 10**9
-    return total + section + (digit or 0)
-
-
-# ====================================================================== headings
-_LEAD = r"^[\s]*(?:#{1,6}\s*)?(?:正文\s*)?[【\[〔（(「]?\s*"
-_NUMBERED_RE = re.compile(_LEAD + rf"第\s*(?P<num>{_NUM})\s*(?P<marker>[章回节節卷])(?P<rest>.*)$")
-_SPECIAL_RE = re.compile(
-    _LEAD + r"(?P<kw>楔子|序章|序幕|引子|尾声|尾聲|终章|終章|后记|後記|番外篇|番外)(?P<rest>.*)$"
-)
-_SPECIAL_KIND: dict[str, ChapterKind] = {
-    "楔子": "prologue",
-    "序章": "prologue",
-    "序幕": "prologue",
-    "引子": "prologue",
-    "尾声": "epilogue",
-    "尾聲": "epilogue",
-    "终章": "epilogue",
-    "終章": "epilogue",
-    "后记": "extra",
-    "後記": "extra",
-    "番外篇": "extra",
-    "番外": "extra",
-}
-_CLOSERS = "】]〕）)」"
-_SEPARATORS = " \t\u3000\xa0:：、.．·・-—_|｜"
-#: Characters that, right after 第X章 with no space, make the line prose (第三回里那人说过…).
-_PROSE_AFTER = set(
-    "里裡中的说說时時后後前以已就便也都还還又了上下内內末尾起开開之和与與是在有为為所看讲講写寫"
-)
-_SENTENCE_PUNCT = set('，,。；;！!？?…“”"「」『』：')
-_MAX_TITLE = 40
-_END_MARKS = frozenset({"完", "（完）", "(完)", "完结", "完結", "终", "終", "结束", "結束"})
-
-
-@dataclass
-class _Heading:
-    kind: Literal["chapter", "prologue", "epilogue", "extra", "volume", "section"]
-    source_number: int | None
-    label: str  # 第二章 / 楔子, as written
-    title: str  # the words after the label, spaces between Han characters removed
-    line: str  # the heading line, stripped
-    start: int  # offset of the line
-    end: int  # offset just past the line's newline
-    body_empty: bool = False
-    absorbed: bool = False  # a repeated heading merged into the one before it
-
-    @property
-    def display(self) -> str:
-        return f"{self.label} {self.title}" if self.title else self.label
-
-    @property
-    def key(self) -> tuple[str, object]:
-        if self.source_number is not None:
-            return (self.kind, self.source_number)
-        return (self.kind, self.label + self.title)
-
-
-def _clean_title(rest: str, bracketed: bool) -> str | None:
-    """The title after 第X章 (or 楔子…), or None when the line reads as prose rather than a heading."""
-    if bracketed:
-        rest = re.sub(rf"^\s*[{re.escape(_CLOSERS)}]", " ", rest)
-        rest = re.sub(rf"[{re.escape(_CLOSERS)}]\s*$", "", rest)
-    separated = not rest or rest[0] in _SEPARATORS
-    title = rest.strip(_SEPARATORS)
-    tokens = title.split()
-    # A title spaced out letter by letter (優　勝　記　略) is one word; the two halves of a couplet title
-    # (靈根育孕源流出　心性修持大道生) stay apart, with one space.
-    title = "".join(tokens) if len(tokens) > 1 and all(len(t) == 1 for t in tokens) else " ".join(tokens)
-    if not title:
-        return ""
-    if title in _END_MARKS:
-        return None  # 第一章完 / 第三章 （完） closes a chapter; it does not open one
-    if len(title) > _MAX_TITLE or "。" in title or "；" in title:
-        return None
-    if title.count("，") + title.count(",") >= 2:
-        return None
-    # 第一章序 is a heading; 第三回里那人说过… and 第五章的内容 are prose.
-    if not separated and (
-        title[0] in _PROSE_AFTER or any(c in _SENTENCE_PUNCT for c in title) or len(title) > 20
-    ):
-        return None
-    return title
-
-
-def _classify(line: str, start: int, end: int) -> _Heading | None:
-    stripped = line.strip()
-    if not stripped or len(stripped) > 80:
-        return None
-    m = _NUMBERED_RE.match(line)
-    if m:
-        number = parse_chinese_number(m.group("num").replace(" ", ""))
-        if number is None:
-            return None
-        title = _clean_title(m.group("rest"), bracketed=_is_bracketed(line))
-        if title is None:
-            return None
-        marker = m.group("marker")
-        kind: Literal["chapter", "volume", "section"] = (
-            "volume" if marker == "卷" else "section" if marker in "节節" else "chapter"
-        )
-        label = "第" + m.group("num").strip() + marker
-        return _Heading(kind, number, label, title, stripped, start, end)
-    m = _SPECIAL_RE.match(line)
-    if m:
-        keyword, rest = m.group("kw"), m.group("rest")
-        if keyword.startswith("番外"):
-            # 番外一 / 番外2：重逢 — the numeral belongs to the label.
-            n = re.match(rf"\s*({_NUM})", rest)
-            if n and parse_chinese_number(n.group(1)) is not None:
-                keyword += n.group(1)
-                rest = rest[n.end() :]
-            elif rest.startswith("之"):
-                rest = " " + rest[1:]
-        title = _clean_title(rest, bracketed=_is_bracketed(line))
-        if title is None:
-            return None
-        base = keyword[:3] if keyword.startswith("番外篇") else keyword[:2]
-        return _Heading(_SPECIAL_KIND[base], None, keyword, title, stripped, start, end)
-    return None
-
-
-def _is_bracketed(line: str) -> bool:
-    return bool(re.match(r"^\s*(?:#{1,6}\s*)?(?:正文\s*)?[【\[〔（(「]", line))
-
-
-# ====================================================================== trailing boilerplate
-_TRAILING_START = re.compile(
-    r"^\s*(?:\*{3}\s*END OF (?:THE|THIS) PROJECT GUTENBERG|End of (?:the |this )?Project Gutenberg"
-    r"|END OF (?:THE|THIS) PROJECT GUTENBERG)",
-    re.IGNORECASE,
-)
-_BOOK_END = re.compile(
-    r"^\s*[（(【\[]?\s*(?:全书完|全書完|全文完|全书终|全書終|正文完|本书完|本書完|全剧终|全劇終|大结局完|完本)"
-    r"\s*[)）】\]]?\s*[。！!]?\s*$"
-    r"|^\s*《[^》]{1,30}》\s*(?:至此终|至此終|全书完|全書完|终|終)\s*[。！!]?\s*$"
-)
-
-
-def _trailing_cut(text: str, start: int, end: int) -> int:
-    """Where trailing boilerplate begins inside ``text[start:end]`` (the last chapter), or ``end``."""
-    offset = start
-    for line in text[start:end].split("\n"):
-        line_end = offset + len(line) + 1
-        if _TRAILING_START.match(line):
-            return offset
-        if _BOOK_END.match(line):
-            # The end mark is the author's; whatever follows it (afterword, ads, licence) is kept aside.
-            rest = text[min(line_end, end) : end]
-            return min(line_end, end) if rest.strip() else end
-        offset = line_end
-    return end
-
-
-# ====================================================================== splitting
-def _scan(text: str) -> list[_Heading]:
-    found: list[_Heading] = []
-    offset = 0
-    for line in text.split("\n"):
-        end = offset + len(line) + 1
-        heading = _classify(line, offset, min(end, len(text)))
-        if heading is not None:
-            found.append(heading)
-        offset = end
-    return found
-
-
 def split_manuscript(text: str) -> SplitResult:
     """Split a manuscript into chapters and volumes; keep front matter and trailing boilerplate aside.
 
@@ -546,7 +243,7 @@ def split_manuscript(text: str) -> SplitResult:
     headings' own numbers) and explained in ``warnings``.
     """
     result = SplitResult()
-    heads = _scan(text)
+    heads = scan_headings(text)
     if any(h.kind == "section" for h in heads):
         if any(h.kind == "chapter" for h in heads):
             result.warnings.append("「第X节」视为章内小节，未单独成章 (sections stay inside their chapters)")
@@ -574,7 +271,7 @@ def split_manuscript(text: str) -> SplitResult:
     last_chapter = max(i for i, h in enumerate(boundaries) if h.kind != "volume")
     end_of_text = len(text)
     last_end = boundaries[last_chapter + 1].start if last_chapter + 1 < len(boundaries) else end_of_text
-    cut = _trailing_cut(text, boundaries[last_chapter].end, last_end)
+    cut = trailing_cut(text, boundaries[last_chapter].end, last_end)
     if cut < last_end:
         # Everything after the cut — including any heading lines there — is boilerplate.
         result.trailing = text[cut:].strip()
@@ -621,7 +318,7 @@ def split_manuscript(text: str) -> SplitResult:
     return result
 
 
-def _chapter_kind(h: _Heading) -> ChapterKind:
+def _chapter_kind(h: Heading) -> ChapterKind:
     if h.kind in ("prologue", "epilogue", "extra"):
         return h.kind
     return "chapter"
@@ -632,7 +329,7 @@ def _tidy(body: str) -> str:
     return re.sub(r"^(?:[^\S\n]*\n)+", "", body).rstrip()
 
 
-def _drop_echoes(heads: list[_Heading]) -> tuple[list[_Heading], int, list[_Heading]]:
+def _drop_echoes(heads: list[Heading]) -> tuple[list[Heading], int, list[Heading]]:
     """Remove headings that only echo a later one: a contents list, or a heading line written twice.
 
     Returns the remaining headings (the second of a directly repeated pair marked ``absorbed``), how many were
@@ -645,12 +342,12 @@ def _drop_echoes(heads: list[_Heading]) -> tuple[list[_Heading], int, list[_Head
         if not h.body_empty:
             last_with_body[h.key] = i
     echoes: set[int] = set()
-    merged: dict[int, _Heading] = {}  # index of the first of a repeated pair -> the merged heading
+    merged: dict[int, Heading] = {}  # index of the first of a repeated pair -> the merged heading
 
     def merge(i: int) -> None:
         first, second = heads[i], heads[i + 1]
         second.absorbed = True
-        merged[i] = _Heading(
+        merged[i] = Heading(
             first.kind,
             first.source_number,
             first.label,
@@ -688,7 +385,7 @@ def _drop_echoes(heads: list[_Heading]) -> tuple[list[_Heading], int, list[_Head
     return kept, len(echoes), list(merged.values())
 
 
-def _number_volumes(volumes: list[_Heading]) -> dict[int, int]:
+def _number_volumes(volumes: list[Heading]) -> dict[int, int]:
     numbers: dict[int, int] = {}
     prev = 0
     for v in volumes:
@@ -697,7 +394,7 @@ def _number_volumes(volumes: list[_Heading]) -> dict[int, int]:
     return numbers
 
 
-def _number_chapters(chapters: list[_Heading]) -> dict[int, int]:
+def _number_chapters(chapters: list[Heading]) -> dict[int, int]:
     """Chapter numbers in the novel (the rules are in the module docstring)."""
     numbered = [i for i, h in enumerate(chapters) if h.source_number is not None]
     prev = 0
@@ -717,7 +414,7 @@ def _number_chapters(chapters: list[_Heading]) -> dict[int, int]:
 
 
 def _check_numbering(
-    result: SplitResult, chapters: list[_Heading], boundaries: list[_Heading], repeated: list[_Heading]
+    result: SplitResult, chapters: list[Heading], boundaries: list[Heading], repeated: list[Heading]
 ) -> None:
     """Fill ``gaps`` and ``duplicates`` (headings' own numbers) and explain them in ``warnings``."""
     volume_of: dict[int, int] = {}
@@ -729,7 +426,7 @@ def _check_numbering(
     gaps: set[int] = set()
     duplicates: set[int] = set()
     seen: set[int] = set()
-    prev: _Heading | None = None
+    prev: Heading | None = None
     for h in chapters:
         n = h.source_number
         if n is None or h.kind != "chapter":
@@ -779,7 +476,6 @@ __all__ = [
     "SplitResult",
     "SplitVolume",
     "decode_bytes",
-    "parse_chinese_number",
     "read_manuscript",
     "split_manuscript",
 ]

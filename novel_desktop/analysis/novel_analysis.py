@@ -18,25 +18,20 @@ from typing import TYPE_CHECKING, Any
 from novel_desktop.analysis import segment
 from novel_desktop.analysis.ai_phrases import PhraseEntry, PhraseHit, find_hits, phrases_for_novel
 from novel_desktop.analysis.cache import AnalysisCache, text_hash
+from novel_desktop.analysis.continuity import ChapterEntityScan, EntityIndex, build_index
 from novel_desktop.analysis.entities import (
-    ChapterEntityScan,
     ChapterMentions,
-    EntityIndex,
     EntityRecords,
     NameMatcher,
-    build_index,
     proper_noun_candidates,
 )
 from novel_desktop.analysis.style_metrics import (
-    DriftItem,
     RepetitionFinding,
     StyleMetrics,
     compute_metrics,
-    drift,
 )
 
 if TYPE_CHECKING:
-    from novel_desktop.domain.style import StyleProfile
     from novel_desktop.storage.store import NovelStore
 
 #: Bump when what is computed per chapter changes, so old cache rows are not reused.
@@ -152,20 +147,6 @@ class NovelAnalysis:
             for hit in chapter.hits:
                 counts[hit.category] = counts.get(hit.category, 0) + 1
         return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
-
-    def drift_of(
-        self, number: int, baseline: StyleMetrics | StyleProfile | None = None, window: int = 5
-    ) -> list[DriftItem]:
-        """How chapter ``number`` drifts from ``baseline`` (default: the ``window`` chapters before it)."""
-        current = self.chapter(number)
-        if current is None:
-            return []
-        if baseline is None:
-            earlier = [c.metrics for c in self.chapters if number - window <= c.number < number]
-            if not earlier:
-                return []
-            baseline = StyleMetrics.combine(earlier)
-        return drift(baseline, current.metrics)
 
     def summary(self) -> dict[str, Any]:
         """Figures for ``novel status --json`` and the dashboard."""

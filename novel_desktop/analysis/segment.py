@@ -62,13 +62,6 @@ def ensure_ready() -> None:
         _tag_table = dict(posseg.dt.word_tag_tab)
 
 
-def tag_of(word: str) -> str:
-    """The dictionary part-of-speech tag of ``word`` ("" when the dictionary does not have it)."""
-    ensure_ready()
-    assert _tag_table is not None
-    return _tag_table.get(word, "")
-
-
 def _cut_line(line: str) -> tuple[str, ...]:
     """jieba's words of one line (with its newline), from the line cache when it was seen before."""
     global _line_chars

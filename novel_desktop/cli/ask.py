@@ -8,13 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from novel_desktop.cli.common import print_json, read_json_file
-from novel_desktop.domain.novel_ask import (
-    QuestionSpecInvalid,
-    ValidationProblem,
-    parse_question_spec,
-    validate_answer_path,
-    validate_answer_spec,
-)
+from novel_desktop.domain.novel_ask import QuestionSpecInvalid, ValidationProblem, parse_question_spec
+from novel_desktop.domain.novel_ask_answers import validate_answer_path, validate_answer_spec
 
 EXIT_OK = 0
 EXIT_INVALID = 1

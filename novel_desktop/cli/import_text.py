@@ -16,14 +16,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from novel_desktop.analysis.manuscript import (
-    Manuscript,
-    ManuscriptError,
-    SplitResult,
-    read_manuscript,
-    split_manuscript,
-)
+from novel_desktop.analysis.manuscript import ManuscriptError, read_manuscript, split_manuscript
 from novel_desktop.cli.common import CliError, print_json
+from novel_desktop.domain.manuscript import Manuscript, SplitResult
 from novel_desktop.domain.text import count_chars, is_han
 from novel_desktop.storage.store import PLATFORMS, StoreError
 

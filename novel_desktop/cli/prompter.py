@@ -12,7 +12,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from novel_desktop.domain.novel_ask import AnswerSpec, Question, QuestionOption, build_answer_spec
+from novel_desktop.domain.novel_ask import AnswerSpec, Question, QuestionOption
+from novel_desktop.domain.novel_ask_answers import build_answer_spec
 from novel_desktop.pipeline.interaction import InteractionRequest
 
 _SPLIT = re.compile(r"[,，、\s]+")

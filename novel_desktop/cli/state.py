@@ -10,7 +10,7 @@ from typing import Any
 
 from novel_desktop.cli.common import CliError, print_json
 from novel_desktop.cli.project import open_store
-from novel_desktop.domain.state_ops import PatchRejected
+from novel_desktop.domain.state_patch import PatchRejected
 
 
 def register(subparsers: Any) -> None:

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal
 
 from novel_desktop.storage import layout, lock
-from novel_desktop.storage.store import ChapterInfo, NovelStore, RevisionInfo, StatusReport
+from novel_desktop.storage.store import ChapterInfo, NovelStore, RevisionInfo, StatusReport, clear_stale_lock
 
 if TYPE_CHECKING:
     from novel_desktop.analysis.ai_phrases import PhraseEntry
-    from novel_desktop.analysis.manuscript import Manuscript, SplitResult
     from novel_desktop.controllers.analysis_controller import AnalysisController
+    from novel_desktop.domain.manuscript import Manuscript, SplitResult
     from novel_desktop.pipeline.orchestrator import Recommendation
     from novel_desktop.storage.book_export import ExportResult
     from novel_desktop.storage.manuscript_import import ImportSummary
@@ -88,13 +88,7 @@ class ProjectController(QObject):
     @staticmethod
     def clear_stale_lock(path: str | Path) -> lock.LockInfo | None:
         """Clear a stale writer lock (after the author confirmed it)."""
-        from novel_desktop.storage.engine import make_engine
-
-        engine = make_engine(Path(path))
-        try:
-            return lock.clear_stale(engine)
-        finally:
-            engine.dispose()
+        return clear_stale_lock(path)
 
     # ------------------------------------------------------------------ reads
     def title(self) -> str:
@@ -168,27 +162,11 @@ class ProjectController(QObject):
 
     def chapter_scores(self) -> dict[int, float]:
         """Every evaluated chapter's overall score, in one query (the tree shows 500 chapters)."""
-        from sqlmodel import Session, select
-
-        from novel_desktop.storage.tables import EvaluationRow
-
-        with Session(self.store.engine) as s:
-            rows = s.exec(select(EvaluationRow.chapter, EvaluationRow.overall))
-            return {int(n): float(o) for n, o in rows if o is not None}
+        return self.store.chapter_scores()
 
     def chapter_texts(self) -> dict[int, str]:
         """The current text of every chapter, in one query (find/replace across the novel)."""
-        from sqlmodel import Session, col, select
-
-        from novel_desktop.storage.tables import ChapterRevisionRow, ChapterRow
-
-        with Session(self.store.engine) as s:
-            rows = s.exec(
-                select(ChapterRow.number, ChapterRevisionRow.content)
-                .join(ChapterRevisionRow, col(ChapterRevisionRow.id) == col(ChapterRow.current_revision_id))
-                .order_by(col(ChapterRow.number))
-            )
-            return {int(n): str(c) for n, c in rows}
+        return self.store.chapter_texts()
 
     def ai_phrases(self) -> list[PhraseEntry]:
         """The AI phrases in force for this novel: the shipped list with the novel's ai-blacklist applied."""

@@ -24,9 +24,9 @@ from novel_desktop.domain.foreshadowing import (
     VolumeForeshadowing,
 )
 from novel_desktop.domain.outline import outline_field, outline_sections, section_title
+from novel_desktop.domain.records import ChapterInfo, RevisionInfo
 from novel_desktop.domain.storylines import StorylineSchedule, StorylinesFile
 from novel_desktop.storage import layout
-from novel_desktop.storage.store import ChapterInfo, RevisionInfo
 
 __all__ = ["ChapterInfo", "ChapterPlan", "NovelReader", "RevisionInfo"]
 

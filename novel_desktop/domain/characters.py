@@ -31,12 +31,6 @@ class CharacterContract(SeedModel):
     update_requires: str | None = None
     exceptions: list[str] = Field(default_factory=list)
 
-    def is_in_force(self, chapter: int) -> bool:
-        """True when the contract applies to ``chapter``."""
-        if self.valid_from_chapter is not None and chapter < self.valid_from_chapter:
-            return False
-        return self.valid_until is None or chapter <= self.valid_until
-
 
 def _unique_contract_ids(value: list[CharacterContract]) -> list[CharacterContract]:
     seen: set[str] = set()
@@ -58,10 +52,6 @@ class CharacterContracts(SeedModel):
         # The judge reports results by contract id.
         return _unique_contract_ids(value)
 
-    def in_force(self, chapter: int) -> list[CharacterContract]:
-        """The contracts that apply to ``chapter``."""
-        return [contract for contract in self.contracts if contract.is_in_force(chapter)]
-
 
 class Character(CharacterContracts):
     """``characters/active/<slug>.json`` (or ``retired/``): a character's profile and contracts.
@@ -81,10 +71,6 @@ class Character(CharacterContracts):
     inner_conflict: str = ""
     speech_pattern: str = ""
     status: Literal["active", "retired"] = "active"
-
-    def all_names(self) -> list[str]:
-        """The name and every alias, for finding the character in the text."""
-        return [self.name, *self.aliases]
 
 
 class Relationship(SeedModel):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from enum import StrEnum
 from typing import Any, ClassVar
 
@@ -35,27 +34,6 @@ class PipelineStage(StrEnum):
     REFINED = "refined"
     JUDGED = "judged"
     COMMITTED = "committed"
-
-    @classmethod
-    def resume_order(cls) -> tuple[PipelineStage, ...]:
-        """All stages in the order a chapter passes them, from drafting to committed."""
-        return tuple(cls)
-
-    @property
-    def rank(self) -> int:
-        """The position of this stage in :meth:`resume_order` (drafting is 0)."""
-        return self.resume_order().index(self)
-
-    def stages_after(self) -> tuple[PipelineStage, ...]:
-        """The stages still to reach once this one is recorded.
-
-        A chapter recorded as ``drafting`` has no usable draft yet, so its own stage is redone: resuming it
-        starts over at ``drafting`` (§9.2 "drafting 且无 staging 文件 → 重启整章").
-        """
-        order = self.resume_order()
-        if self is PipelineStage.DRAFTING:
-            return order
-        return order[self.rank + 1 :]
 
 
 class Checkpoint(WrittenWhole):
@@ -95,7 +73,3 @@ class Checkpoint(WrittenWhole):
         if self.needs_recovery and self.inflight_chapter is not None:
             return self.inflight_chapter
         return self.last_completed_chapter + 1
-
-    def checkpoint_time(self) -> datetime:
-        """``last_checkpoint_time`` as a datetime (naive if the file gave no zone)."""
-        return datetime.fromisoformat(self.last_checkpoint_time)

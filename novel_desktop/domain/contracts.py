@@ -84,7 +84,3 @@ class ChapterContract(SeedModel):
     def required_objectives(self) -> list[Objective]:
         """The objectives the chapter fails without."""
         return [objective for objective in self.objectives if objective.required]
-
-    def foreshadowing_objectives(self) -> list[Objective]:
-        """The objectives that plant, advance or resolve a foreshadowing thread."""
-        return [objective for objective in self.objectives if objective.target is not None]

@@ -205,7 +205,3 @@ class Evaluation(SeedModel):
         if isinstance(verification, ContractChecks) and verification.has_violations:
             return True
         return any(status != "pass" for status in self.contract_results().values())
-
-    def parsed_risk_flags(self) -> list[RiskFlag]:
-        """``risk_flags`` split into kind and detail."""
-        return [split_risk_flag(flag) for flag in self.risk_flags]

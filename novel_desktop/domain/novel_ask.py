@@ -7,6 +7,9 @@ agent runs, the executor makes sure a valid AnswerSpec sits at ``answer_path``:
 - missing             -> the user is asked, and the AnswerSpec is written first;
 - present but invalid -> the step is *blocked* with the reasons, until the file is fixed or deleted.
 
+This module holds the models and the QuestionSpec checks; answers, ``answer_path`` and the gate itself are
+:mod:`.novel_ask_answers`.
+
 The validators here take raw JSON values (``object``) and never raise: they return a list of
 :class:`ValidationProblem`, each naming the field (``questions[1].id``, ``answers.platform``) with a Chinese
 message, so the CLI, the dialogs and the pipeline all report the same words.
@@ -33,29 +36,23 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
-from enum import Enum
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
 
-from novel_desktop.domain.common import SNAKE_CASE_RE, SeedModel, utc_now
+from novel_desktop.domain.common import SNAKE_CASE_RE, SeedModel
 
 QuestionKind = Literal["single_choice", "multi_choice", "free_text"]
 QUESTION_KINDS: tuple[str, ...] = ("single_choice", "multi_choice", "free_text")
 CHOICE_KINDS: tuple[str, ...] = ("single_choice", "multi_choice")
-
-#: Where the orchestrator is advised to put AnswerSpec files (seed 000, "answer_path 约定").
-RECOMMENDED_ANSWER_DIR = "staging/novel-ask"
 
 # RFC 3339 section 5.6 date-time; the zone is mandatory. Range checks happen in _parse_rfc3339.
 _RFC3339_RE = re.compile(
     r"^(?P<date>\d{4}-\d{2}-\d{2})[Tt](?P<h>\d{2}):(?P<m>\d{2}):(?P<s>\d{2})(?P<frac>\.\d+)?"
     r"(?P<zone>[Zz]|[+-]\d{2}:\d{2})$"
 )
-_WINDOWS_DRIVE_RE = re.compile(r"^[A-Za-z]:")
 
 
 # -------------------- models
@@ -106,14 +103,6 @@ class AnswerSpec(SeedModel):
     answers: dict[str, str | list[str]]
     answered_at: str
     answered_by: str
-
-    @property
-    def answered_at_datetime(self) -> datetime:
-        """``answered_at`` as an aware datetime (the string itself is kept verbatim for audit)."""
-        parsed = _parse_rfc3339(self.answered_at)
-        if parsed is None:
-            raise ValueError(f"answered_at is not an RFC 3339 timestamp with a zone: {self.answered_at!r}")
-        return parsed
 
 
 class AgentRef(SeedModel):
@@ -203,10 +192,10 @@ class AnswerSpecInvalid(NovelAskInvalid):
 
 # -------------------- helpers
 
-_ROOT = "$"
+ROOT = "$"
 
 
-def _json_type(value: object) -> str:
+def json_type_name(value: object) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -224,38 +213,38 @@ def _json_type(value: object) -> str:
     return type(value).__name__
 
 
-def _show(value: object) -> str:
+def show_value(value: object) -> str:
     """A short JSON rendering of a value for a message; never raises (garbage may be circular)."""
     try:
         text = json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError, RecursionError):
         # Circular data, ints past the str-conversion limit and foreign objects: name the type only.
-        text = f"<{_json_type(value)}>"
+        text = f"<{json_type_name(value)}>"
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _key_field(prefix: str, key: object) -> str:
+def key_field(prefix: str, key: object) -> str:
     """``answers.platform`` for a plain key, ``answers["Odd Key"]`` for anything else."""
     if isinstance(key, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
         return f"{prefix}.{key}"
-    return f"{prefix}[{_show(key)}]"
+    return f"{prefix}[{show_value(key)}]"
 
 
 def _join(prefix: str, name: str) -> str:
-    return name if prefix == _ROOT else f"{prefix}.{name}"
+    return name if prefix == ROOT else f"{prefix}.{name}"
 
 
 def _non_empty_str(value: object) -> bool:
     return isinstance(value, str) and value.strip() != ""
 
 
-def _is_int(value: object) -> bool:
+def is_int(value: object) -> bool:
     # bool is a subclass of int in Python, but true/false is not a JSON integer.
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _labels_text(labels: Sequence[str]) -> str:
-    return "、".join(_show(label) for label in labels)
+def labels_text(labels: Sequence[str]) -> str:
+    return "、".join(show_value(label) for label in labels)
 
 
 def _parse_rfc3339(text: str) -> datetime | None:
@@ -304,18 +293,18 @@ def format_timestamp(moment: datetime) -> str:
 def _check_version(data: Mapping[str, Any], problems: list[ValidationProblem]) -> None:
     if "version" not in data:
         problems.append(ValidationProblem("version", "缺少必填字段"))
-    elif not _is_int(data["version"]) or data["version"] < 1:
-        problems.append(ValidationProblem("version", f"必须是正整数，实际为 {_show(data['version'])}"))
+    elif not is_int(data["version"]) or data["version"] < 1:
+        problems.append(ValidationProblem("version", f"必须是正整数，实际为 {show_value(data['version'])}"))
 
 
-def _check_non_empty_str(
+def check_non_empty_str(
     data: Mapping[str, Any], key: str, where: str, problems: list[ValidationProblem]
 ) -> None:
     name = _join(where, key)
     if key not in data:
         problems.append(ValidationProblem(name, "缺少必填字段"))
     elif not _non_empty_str(data[key]):
-        problems.append(ValidationProblem(name, f"必须是非空字符串，实际为 {_show(data[key])}"))
+        problems.append(ValidationProblem(name, f"必须是非空字符串，实际为 {show_value(data[key])}"))
 
 
 def _check_optional_bool(
@@ -323,7 +312,9 @@ def _check_optional_bool(
 ) -> None:
     if key in data and not isinstance(data[key], bool):
         problems.append(
-            ValidationProblem(_join(where, key), f"必须是布尔值 true 或 false，实际为 {_show(data[key])}")
+            ValidationProblem(
+                _join(where, key), f"必须是布尔值 true 或 false，实际为 {show_value(data[key])}"
+            )
         )
 
 
@@ -331,23 +322,25 @@ def _check_options(raw: object, where: str, problems: list[ValidationProblem]) -
     """Check a choice question's options; return the valid labels."""
     name = f"{where}.options"
     if not isinstance(raw, list) or not raw:
-        problems.append(ValidationProblem(name, f"选择题必须有非空的 options 数组，实际为 {_show(raw)}"))
+        problems.append(ValidationProblem(name, f"选择题必须有非空的 options 数组，实际为 {show_value(raw)}"))
         return []
     labels: list[str] = []
     for j, option in enumerate(raw):
         at = f"{name}[{j}]"
         if not isinstance(option, dict):
-            problems.append(ValidationProblem(at, f"必须是 JSON 对象，实际为 {_json_type(option)}"))
+            problems.append(ValidationProblem(at, f"必须是 JSON 对象，实际为 {json_type_name(option)}"))
             continue
-        _check_non_empty_str(option, "label", at, problems)
+        check_non_empty_str(option, "label", at, problems)
         if "description" in option and not isinstance(option["description"], str):
             problems.append(
-                ValidationProblem(f"{at}.description", f"必须是字符串，实际为 {_show(option['description'])}")
+                ValidationProblem(
+                    f"{at}.description", f"必须是字符串，实际为 {show_value(option['description'])}"
+                )
             )
         label = option.get("label")
         if isinstance(label, str) and label.strip():
             if label in labels:
-                problems.append(ValidationProblem(f"{at}.label", f"重复的选项 label {_show(label)}"))
+                problems.append(ValidationProblem(f"{at}.label", f"重复的选项 label {show_value(label)}"))
             else:
                 labels.append(label)
     return labels
@@ -363,11 +356,13 @@ def _check_default(
     allow_other = question.get("allow_other") is True
     if kind == "free_text":
         if not isinstance(value, str):
-            problems.append(ValidationProblem(name, f"free_text 的默认值必须是字符串，实际为 {_show(value)}"))
+            problems.append(
+                ValidationProblem(name, f"free_text 的默认值必须是字符串，实际为 {show_value(value)}")
+            )
     elif kind == "single_choice":
         if not isinstance(value, str):
             problems.append(
-                ValidationProblem(name, f"single_choice 的默认值必须是字符串，实际为 {_show(value)}")
+                ValidationProblem(name, f"single_choice 的默认值必须是字符串，实际为 {show_value(value)}")
             )
         elif allow_other:
             if not value.strip():
@@ -375,7 +370,7 @@ def _check_default(
         elif labels and value not in labels:
             problems.append(
                 ValidationProblem(
-                    name, f"必须是选项 label 之一（{_labels_text(labels)}），实际为 {_show(value)}"
+                    name, f"必须是选项 label 之一（{labels_text(labels)}），实际为 {show_value(value)}"
                 )
             )
     elif not isinstance(value, list):
@@ -383,7 +378,7 @@ def _check_default(
             ValidationProblem(
                 name,
                 "multi_choice 的默认值必须是由选项 label 组成的数组（不接受单个字符串），"
-                f"实际为 {_show(value)}",
+                f"实际为 {show_value(value)}",
             )
         )
     elif not value:
@@ -393,15 +388,15 @@ def _check_default(
         for k, item in enumerate(value):
             at = f"{name}[{k}]"
             if not isinstance(item, str):
-                problems.append(ValidationProblem(at, f"必须是字符串，实际为 {_show(item)}"))
+                problems.append(ValidationProblem(at, f"必须是字符串，实际为 {show_value(item)}"))
             elif item in seen:
-                problems.append(ValidationProblem(at, f"重复的选项 {_show(item)}"))
+                problems.append(ValidationProblem(at, f"重复的选项 {show_value(item)}"))
             elif allow_other and not item.strip():
                 problems.append(ValidationProblem(at, "不能是空字符串"))
             elif not allow_other and labels and item not in labels:
                 problems.append(
                     ValidationProblem(
-                        at, f"必须是选项 label 之一（{_labels_text(labels)}），实际为 {_show(item)}"
+                        at, f"必须是选项 label 之一（{labels_text(labels)}），实际为 {show_value(item)}"
                     )
                 )
             if isinstance(item, str):
@@ -412,7 +407,7 @@ def _check_question(
     question: object, where: str, seen_ids: set[str], problems: list[ValidationProblem]
 ) -> None:
     if not isinstance(question, dict):
-        problems.append(ValidationProblem(where, f"必须是 JSON 对象，实际为 {_json_type(question)}"))
+        problems.append(ValidationProblem(where, f"必须是 JSON 对象，实际为 {json_type_name(question)}"))
         return
     qid = question.get("id")
     if "id" not in question:
@@ -420,15 +415,15 @@ def _check_question(
     elif not isinstance(qid, str) or not SNAKE_CASE_RE.match(qid):
         problems.append(
             ValidationProblem(
-                f"{where}.id", f'必须是 snake_case（小写字母开头，如 "platform"），实际为 {_show(qid)}'
+                f"{where}.id", f'必须是 snake_case（小写字母开头，如 "platform"），实际为 {show_value(qid)}'
             )
         )
     elif qid in seen_ids:
-        problems.append(ValidationProblem(f"{where}.id", f"重复的 id {_show(qid)}"))
+        problems.append(ValidationProblem(f"{where}.id", f"重复的 id {show_value(qid)}"))
     else:
         seen_ids.add(qid)
-    _check_non_empty_str(question, "header", where, problems)
-    _check_non_empty_str(question, "question", where, problems)
+    check_non_empty_str(question, "header", where, problems)
+    check_non_empty_str(question, "question", where, problems)
     _check_optional_bool(question, "required", where, problems)
     _check_optional_bool(question, "allow_other", where, problems)
 
@@ -439,7 +434,8 @@ def _check_question(
     if kind not in QUESTION_KINDS:
         problems.append(
             ValidationProblem(
-                f"{where}.kind", f"必须是 single_choice、multi_choice 或 free_text 之一，实际为 {_show(kind)}"
+                f"{where}.kind",
+                f"必须是 single_choice、multi_choice 或 free_text 之一，实际为 {show_value(kind)}",
             )
         )
         return
@@ -457,14 +453,14 @@ def validate_question_spec(data: object) -> list[ValidationProblem]:
     """Every reason ``data`` (a parsed JSON value) is not a valid QuestionSpec; empty when it is valid."""
     problems: list[ValidationProblem] = []
     if not isinstance(data, dict):
-        return [ValidationProblem(_ROOT, f"QuestionSpec 必须是 JSON 对象，实际为 {_json_type(data)}")]
+        return [ValidationProblem(ROOT, f"QuestionSpec 必须是 JSON 对象，实际为 {json_type_name(data)}")]
     _check_version(data, problems)
-    _check_non_empty_str(data, "topic", _ROOT, problems)
+    check_non_empty_str(data, "topic", ROOT, problems)
     questions = data.get("questions")
     if "questions" not in data:
         problems.append(ValidationProblem("questions", "缺少必填字段"))
     elif not isinstance(questions, list) or not questions:
-        problems.append(ValidationProblem("questions", f"必须是非空数组，实际为 {_show(questions)}"))
+        problems.append(ValidationProblem("questions", f"必须是非空数组，实际为 {show_value(questions)}"))
     else:
         seen_ids: set[str] = set()
         for i, question in enumerate(questions):
@@ -480,7 +476,7 @@ def parse_question_spec(data: object) -> QuestionSpec:
     return QuestionSpec.model_validate(data)
 
 
-def _as_question_spec(
+def as_question_spec(
     spec: QuestionSpec | Mapping[str, Any] | object,
 ) -> tuple[QuestionSpec | None, list[ValidationProblem]]:
     """A validated QuestionSpec from a model or raw data, or its problems prefixed ``question_spec``."""
@@ -490,272 +486,7 @@ def _as_question_spec(
     problems = validate_question_spec(raw)
     if problems:
         return None, [
-            ValidationProblem("question_spec" if p.field == _ROOT else f"question_spec.{p.field}", p.message)
+            ValidationProblem("question_spec" if p.field == ROOT else f"question_spec.{p.field}", p.message)
             for p in problems
         ]
     return QuestionSpec.model_validate(raw), []
-
-
-# -------------------- AnswerSpec
-
-
-def _check_answer(question: Question, value: object, name: str, problems: list[ValidationProblem]) -> None:
-    labels = question.labels
-    if question.kind == "free_text":
-        if not isinstance(value, str):
-            problems.append(ValidationProblem(name, f"free_text 的答案必须是字符串，实际为 {_show(value)}"))
-        elif question.required and not value.strip():
-            problems.append(ValidationProblem(name, "必答问题的答案不能为空"))
-        return
-    if question.kind == "single_choice":
-        if not isinstance(value, str):
-            problems.append(
-                ValidationProblem(name, f"single_choice 的答案必须是字符串，实际为 {_show(value)}")
-            )
-        elif question.allow_other:
-            if not value.strip():
-                problems.append(ValidationProblem(name, "答案不能是空字符串"))
-        elif value not in labels:
-            problems.append(
-                ValidationProblem(
-                    name, f"必须是选项 label 之一（{_labels_text(labels)}），实际为 {_show(value)}"
-                )
-            )
-        return
-    if not isinstance(value, list):
-        problems.append(
-            ValidationProblem(name, f"multi_choice 的答案必须是字符串数组，实际为 {_show(value)}")
-        )
-        return
-    if not value:
-        if question.required:
-            problems.append(ValidationProblem(name, "必答的 multi_choice 至少要选 1 项"))
-        else:
-            problems.append(
-                ValidationProblem(name, "选填的 multi_choice 没有选择时必须完全省略该问题 id，不能写空数组")
-            )
-        return
-    seen: set[str] = set()
-    for k, item in enumerate(value):
-        at = f"{name}[{k}]"
-        if not isinstance(item, str):
-            problems.append(ValidationProblem(at, f"必须是字符串，实际为 {_show(item)}"))
-            continue
-        if item in seen:
-            problems.append(ValidationProblem(at, f"重复的选项 {_show(item)}"))
-        elif question.allow_other:
-            if not item.strip():
-                problems.append(ValidationProblem(at, "不能是空字符串"))
-        elif item not in labels:
-            problems.append(
-                ValidationProblem(
-                    at, f"必须是选项 label 之一（{_labels_text(labels)}），实际为 {_show(item)}"
-                )
-            )
-        seen.add(item)
-
-
-def validate_answer_spec(spec: QuestionSpec | Mapping[str, Any], answer: object) -> list[ValidationProblem]:
-    """Every reason ``answer`` (a parsed JSON value) is not a valid AnswerSpec for ``spec``.
-
-    ``spec`` may be a model or raw data; an invalid QuestionSpec is reported first, with its fields prefixed
-    by ``question_spec``, and the answer is not checked against it. Empty when the answer is valid.
-    """
-    question_spec, problems = _as_question_spec(spec)
-    if question_spec is None:
-        return problems
-    if not isinstance(answer, dict):
-        return [ValidationProblem(_ROOT, f"AnswerSpec 必须是 JSON 对象，实际为 {_json_type(answer)}")]
-
-    if "version" not in answer:
-        problems.append(ValidationProblem("version", "缺少必填字段"))
-    elif not _is_int(answer["version"]) or answer["version"] != question_spec.version:
-        problems.append(
-            ValidationProblem(
-                "version",
-                f"必须与 QuestionSpec 的 version 一致（{question_spec.version}），"
-                f"实际为 {_show(answer['version'])}",
-            )
-        )
-    if "topic" not in answer:
-        problems.append(ValidationProblem("topic", "缺少必填字段"))
-    elif answer["topic"] != question_spec.topic:
-        problems.append(
-            ValidationProblem(
-                "topic",
-                f"必须与 QuestionSpec 的 topic 一致（{_show(question_spec.topic)}），"
-                f"实际为 {_show(answer['topic'])}",
-            )
-        )
-
-    answers = answer.get("answers")
-    if "answers" not in answer:
-        problems.append(ValidationProblem("answers", "缺少必填字段"))
-    elif not isinstance(answers, dict):
-        problems.append(ValidationProblem("answers", f"必须是 JSON 对象，实际为 {_json_type(answers)}"))
-    else:
-        for key, value in answers.items():
-            name = _key_field("answers", key)
-            if not isinstance(key, str) or not SNAKE_CASE_RE.match(key):
-                problems.append(ValidationProblem(name, f"key 必须是 snake_case，实际为 {_show(key)}"))
-                continue
-            question = question_spec.question(key)
-            if question is None:
-                problems.append(
-                    ValidationProblem(name, f"未知的问题 id {_show(key)}（QuestionSpec 中没有该问题）")
-                )
-                continue
-            _check_answer(question, value, name, problems)
-        for question in question_spec.questions:
-            if question.required and question.id not in answers:
-                problems.append(ValidationProblem(f"answers.{question.id}", "必答问题未回答"))
-
-    if "answered_at" not in answer:
-        problems.append(ValidationProblem("answered_at", "缺少必填字段"))
-    elif not is_rfc3339_timestamp(answer["answered_at"]):
-        problems.append(
-            ValidationProblem(
-                "answered_at",
-                '必须是带时区的 RFC 3339 时间（如 "2026-02-27T10:12:34.000Z" 或 '
-                '"2026-02-27T18:12:34+08:00"），'
-                f"实际为 {_show(answer['answered_at'])}",
-            )
-        )
-    _check_non_empty_str(answer, "answered_by", _ROOT, problems)
-    return problems
-
-
-def load_valid_answer(spec: QuestionSpec | Mapping[str, Any], data: object) -> AnswerSpec:
-    """``data`` as an AnswerSpec for ``spec``, or raise :class:`AnswerSpecInvalid` (the step is blocked)."""
-    problems = validate_answer_spec(spec, data)
-    if problems:
-        raise AnswerSpecInvalid(problems)
-    return AnswerSpec.model_validate(data)
-
-
-def build_answer_spec(
-    spec: QuestionSpec | Mapping[str, Any],
-    answers: Mapping[str, object],
-    answered_by: str,
-    answered_at: datetime | None = None,
-) -> AnswerSpec:
-    """The AnswerSpec to write for ``answers`` collected by a dialog, a prompter or an answers file.
-
-    Unanswered entries are normalized away the way the seed requires: ``None``, an empty selection of an
-    optional multi_choice and a blank optional free_text are left out; tuples become lists. The result is
-    validated, so it always passes :func:`validate_answer_spec`; otherwise :class:`AnswerSpecInvalid` is
-    raised.
-    ``answered_at`` defaults to now; it is stored in UTC with a ``Z``.
-    """
-    question_spec, problems = _as_question_spec(spec)
-    if question_spec is None:
-        raise AnswerSpecInvalid(problems)
-    normalized: dict[str, object] = {}
-    for key, value in answers.items():
-        if isinstance(value, tuple):
-            value = list(value)
-        question = question_spec.question(key) if isinstance(key, str) else None
-        if question is not None and not question.required:
-            if value is None or value == []:
-                continue
-            if question.kind == "free_text" and isinstance(value, str) and not value.strip():
-                continue
-        elif value is None:
-            continue
-        normalized[key] = value
-    data: dict[str, object] = {
-        "version": question_spec.version,
-        "topic": question_spec.topic,
-        "answers": normalized,
-        "answered_at": format_timestamp(answered_at if answered_at is not None else utc_now()),
-        "answered_by": answered_by,
-    }
-    return load_valid_answer(question_spec, data)
-
-
-def default_answers(spec: QuestionSpec) -> dict[str, str | list[str]]:
-    """The answers a user gets by accepting every default (questions without a default are left out)."""
-    result: dict[str, str | list[str]] = {}
-    for question in spec.questions:
-        if question.default is not None:
-            result[question.id] = (
-                list(question.default) if isinstance(question.default, list) else question.default
-            )
-    return result
-
-
-# -------------------- answer_path
-
-
-def validate_answer_path(path: object, root: Path | None = None) -> list[ValidationProblem]:
-    """Every reason ``path`` is not a safe project-relative ``answer_path``; empty when it is fine.
-
-    Rejected: non-strings, blank strings, absolute POSIX paths, Windows drive (``C:\\``, ``C:/``, ``C:x``) and
-    UNC or backslash-leading paths, any ``..`` segment (``/`` or ``\\`` separated), a path naming the project
-    root itself, and, when ``root`` is given, a path whose resolved form (symlinks followed) leaves ``root``.
-    """
-    name = "answer_path"
-    if not isinstance(path, str):
-        return [ValidationProblem(name, f"必须是字符串，实际为 {_json_type(path)}")]
-    if not path.strip():
-        return [ValidationProblem(name, "不能为空")]
-    if "\x00" in path:
-        return [ValidationProblem(name, "不能包含 NUL 字符")]
-    if path.startswith("/"):
-        return [ValidationProblem(name, f"必须是项目相对路径，不能是绝对路径：{_show(path)}")]
-    if path.startswith("\\"):
-        return [
-            ValidationProblem(name, f"必须是项目相对路径，不能是 UNC 或以反斜杠开头的路径：{_show(path)}")
-        ]
-    if _WINDOWS_DRIVE_RE.match(path):
-        return [ValidationProblem(name, f"必须是项目相对路径，不能带 Windows 盘符：{_show(path)}")]
-    segments = re.split(r"[/\\]", path)
-    if ".." in segments:
-        return [ValidationProblem(name, f'不能包含 ".." 段：{_show(path)}')]
-    if all(segment in ("", ".") for segment in segments):
-        return [ValidationProblem(name, f"必须指向项目内的文件，不能是项目根目录本身：{_show(path)}")]
-    if root is not None:
-        try:
-            base = root.resolve()
-            target = (base / path.replace("\\", "/")).resolve()
-        except (OSError, RuntimeError, ValueError) as exc:
-            return [ValidationProblem(name, f"无法解析路径 {_show(path)}：{exc}")]
-        if target == base or not target.is_relative_to(base):
-            return [ValidationProblem(name, f"解析后逃出了项目根目录（可能经由符号链接）：{_show(path)}")]
-    return []
-
-
-# -------------------- gate
-
-
-class GateState(Enum):
-    """Where a step's NOVEL_ASK gate stands."""
-
-    MISSING = "missing"  # no AnswerSpec yet: ask, then write it
-    ANSWERED = "answered"  # a valid AnswerSpec exists: skip the questions
-    BLOCKED = "blocked"  # an invalid AnswerSpec exists: do not run the agent
-
-
-@dataclass(frozen=True)
-class GateOutcome:
-    """The state of a gate, with the answer when answered and the reasons when blocked."""
-
-    state: GateState
-    answer: AnswerSpec | None = None
-    problems: list[ValidationProblem] = field(default_factory=list)
-
-
-def evaluate_gate(
-    spec: QuestionSpec | Mapping[str, Any], data: object, *, present: bool = True
-) -> GateOutcome:
-    """The resume semantics of seed 000 for ``data``, the parsed AnswerSpec file.
-
-    Pass ``present=False`` when the file does not exist (``data`` is then ignored); a file that exists but
-    holds ``null`` or garbage is blocked, not missing.
-    """
-    if not present:
-        return GateOutcome(GateState.MISSING)
-    try:
-        return GateOutcome(GateState.ANSWERED, answer=load_valid_answer(spec, data))
-    except AnswerSpecInvalid as exc:
-        return GateOutcome(GateState.BLOCKED, problems=exc.problems)

@@ -21,16 +21,6 @@ class StageLog(SeedModel):
     duration_ms: Count
     cost_usd: NonNegative | None = None
 
-    @property
-    def total_tokens(self) -> int:
-        """Every token billed for this call, cache writes and reads included."""
-        return (
-            self.input_tokens
-            + self.output_tokens
-            + self.cache_creation_input_tokens
-            + self.cache_read_input_tokens
-        )
-
 
 class PipelineLog(SeedModel):
     """What one chapter's pipeline run did, for debugging, cost tracking and quality review."""
@@ -44,12 +34,3 @@ class PipelineLog(SeedModel):
     revisions: Count = 0
     total_duration_ms: Count = 0
     total_cost_usd: NonNegative | None = None
-
-    def stage_duration_ms(self) -> int:
-        """The sum of the stages' durations (``total_duration_ms`` may also include time between stages)."""
-        return sum(stage.duration_ms for stage in self.stages)
-
-    def stage_cost_usd(self) -> float | None:
-        """The sum of the stages' costs, or None when no stage recorded one."""
-        costs = [stage.cost_usd for stage in self.stages if stage.cost_usd is not None]
-        return round(sum(costs), 6) if costs else None

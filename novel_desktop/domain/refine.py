@@ -49,10 +49,6 @@ class RefineOutcome:
     rejected: list[RejectedEdit] = field(default_factory=list)
     changed_chars: int = 0
 
-    @property
-    def change_ratio(self) -> float:
-        return self.changed_chars / max(1, len(self.text))
-
 
 def _dialogue_spans(text: str) -> list[tuple[int, int]]:
     return [(m.start() + 1, m.end() - 1) for m in _DIALOGUE_RE.finditer(text)]

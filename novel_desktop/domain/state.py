@@ -12,16 +12,6 @@ from pydantic import Field, field_validator
 from novel_desktop.domain.common import SLUG_RE
 from novel_desktop.domain.seed_fields import Count, WrittenWhole
 
-#: The top-level categories an op path may start with (§10.6 rule 3).
-STATE_CATEGORIES: tuple[str, ...] = (
-    "characters",
-    "items",
-    "locations",
-    "factions",
-    "world_state",
-    "active_foreshadowing",
-)
-
 #: The entity maps, keyed by slug.
 ENTITY_CATEGORIES: tuple[str, ...] = ("characters", "items", "locations", "factions")
 

@@ -167,14 +167,6 @@ class StorylineSchedule(SeedModel):
     dormant_storylines: list[str] = Field(default_factory=list)
     newly_activated: list[str] = Field(default_factory=list)
 
-    def is_convergence_chapter(self, chapter: int) -> bool:
-        """True when ``chapter`` lies inside a planned convergence event (those get a second judge)."""
-        return any(event.covers(chapter) for event in self.convergence_events)
-
-    def convergence_events_at(self, chapter: int) -> list[ConvergenceEvent]:
-        """The convergence events whose range contains ``chapter``."""
-        return [event for event in self.convergence_events if event.covers(chapter)]
-
     def role_of(self, storyline_id: str) -> VolumeRole | None:
         """The volume role of a storyline, or None when it is not active in this volume."""
         entry = next((a for a in self.active_storylines if a.storyline_id == storyline_id), None)

@@ -52,20 +52,3 @@ def count_chars(text: str) -> int:
     (One regular expression: the editor recounts the whole chapter on every keystroke.)
     """
     return sum(1 for _ in _UNIT.finditer(text))
-
-
-def count_chars_slow(text: str) -> int:
-    """:func:`count_chars` spelled out character by character (the reference the tests compare against)."""
-    total = 0
-    in_word = False
-    for ch in text:
-        if is_han(ch) or is_fullwidth_punct(ch):
-            total += 1
-            in_word = False
-        elif ch.isalnum():
-            if not in_word:
-                total += 1
-                in_word = True
-        else:
-            in_word = False
-    return total

@@ -18,7 +18,7 @@ from novel_desktop.domain.foreshadowing import GlobalForeshadowing, VolumeForesh
 from novel_desktop.domain.novel_ask import AnswerSpec
 from novel_desktop.domain.pipeline_log import PipelineLog
 from novel_desktop.domain.state import CurrentState
-from novel_desktop.domain.state_ops import StatePatch
+from novel_desktop.domain.state_patch import StatePatch
 from novel_desktop.domain.storylines import StorylineSchedule, StorylinesFile, StorylineSpec
 from novel_desktop.domain.style import AiBlacklist, StyleProfile
 from novel_desktop.domain.world import WorldRules

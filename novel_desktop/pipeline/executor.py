@@ -42,9 +42,8 @@ from novel_desktop.domain.novel_ask import (
     NextAction,
     QuestionSpec,
     ValidationProblem,
-    evaluate_gate,
-    validate_answer_path,
 )
+from novel_desktop.domain.novel_ask_answers import evaluate_gate, validate_answer_path
 from novel_desktop.domain.text import count_chars
 from novel_desktop.domain.validate import model_for
 from novel_desktop.pipeline.chapter import GATE_NOTES, SECONDARY_EVAL

@@ -17,12 +17,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from novel_desktop.domain.novel_ask import (
-    AnswerSpec,
-    AnswerSpecInvalid,
+from novel_desktop.domain.novel_ask import AnswerSpec, AnswerSpecInvalid, QuestionSpec, ValidationProblem
+from novel_desktop.domain.novel_ask_answers import (
     GateState,
-    QuestionSpec,
-    ValidationProblem,
     build_answer_spec,
     evaluate_gate,
     validate_answer_path,

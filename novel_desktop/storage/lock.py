@@ -84,13 +84,6 @@ def _info(row: LockRow) -> LockInfo:
     return LockInfo(row.token, row.pid, row.host, started, row.chapter, row.purpose)
 
 
-def read_lock(engine: Engine) -> LockInfo | None:
-    """The current holder, or None."""
-    with Session(engine) as session:
-        row = session.get(LockRow, 1)
-        return _info(row) if row else None
-
-
 def acquire(engine: Engine, purpose: str = "write", chapter: int | None = None) -> LockInfo:
     """Take the lock or raise :class:`ProjectLocked` naming the holder."""
     with Session(writer(engine)) as session, session.begin():

@@ -1,4 +1,4 @@
-"""Write a split manuscript (:func:`novel_desktop.analysis.manuscript.split_manuscript`) into a NEW novel.
+"""Write a split manuscript (:class:`~novel_desktop.domain.manuscript.SplitResult`) into a NEW novel.
 
 Chapters become committed chapters whose only revision is of kind ``imported``; volume titles go to
 ``volumes/vol-NN/volume.json``; what the split kept aside (front matter, trailing boilerplate, words between a
@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from sqlmodel import Session
 
 from novel_desktop.domain.common import iso_now
+from novel_desktop.domain.manuscript import SplitResult
 from novel_desktop.storage import layout
 from novel_desktop.storage.engine import writer
 from novel_desktop.storage.store import (
@@ -39,10 +39,6 @@ TRAILING_FILE = "import/trailing.txt"
 REPORT_FILE = "import/report.json"
 #: The new novel has chapters but no outline yet: the next step is planning the (next) volume.
 IMPORTED_STATE = "VOL_PLANNING"
-
-if TYPE_CHECKING:
-    # Storage sits below analysis (ARCHITECTURE.md): the split is only read here, never imported at run time.
-    from novel_desktop.analysis.manuscript import SplitResult
 
 
 def volume_intro_file(volume: int) -> str:

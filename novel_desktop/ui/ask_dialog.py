@@ -40,9 +40,8 @@ from novel_desktop.domain.novel_ask import (
     Question,
     QuestionOption,
     QuestionSpec,
-    build_answer_spec,
-    validate_answer_spec,
 )
+from novel_desktop.domain.novel_ask_answers import build_answer_spec, validate_answer_spec
 from novel_desktop.i18n import tr
 
 ANSWERED_BY = "novel_desktop"

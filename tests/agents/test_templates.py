@@ -37,7 +37,8 @@ from novel_desktop.domain.contracts import ChapterContract
 from novel_desktop.domain.evaluation import DIMENSION_WEIGHTS, Evaluation
 from novel_desktop.domain.foreshadowing import VolumeForeshadowing
 from novel_desktop.domain.refine import RefineEdits, apply_edits
-from novel_desktop.domain.state_ops import PATH_TOP_LEVEL, ForeshadowAction, OpKind, apply_patch, validate_op
+from novel_desktop.domain.state_ops import apply_patch
+from novel_desktop.domain.state_patch import PATH_TOP_LEVEL, ForeshadowAction, OpKind, validate_op
 from novel_desktop.domain.storylines import StorylineSchedule, StorylinesFile
 from novel_desktop.domain.style import AiBlacklist, StyleProfile
 from novel_desktop.domain.world import WorldRules

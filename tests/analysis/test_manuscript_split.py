@@ -6,11 +6,9 @@ import re
 
 import pytest
 
-from novel_desktop.analysis.manuscript import (
-    SplitResult,
-    parse_chinese_number,
-    split_manuscript,
-)
+from novel_desktop.analysis.headings import parse_chinese_number
+from novel_desktop.analysis.manuscript import split_manuscript
+from novel_desktop.domain.manuscript import SplitResult
 from tests.conftest import FIXTURES
 
 

@@ -13,6 +13,7 @@ from novel_desktop.analysis.ai_phrases import phrases_for_novel
 from novel_desktop.analysis.cache import CACHE_FILE_NAME, AnalysisCache
 from novel_desktop.analysis.entities import EntityRecords
 from novel_desktop.analysis.novel_analysis import NovelAnalyzer, analyze_store, analyzer_for_store
+from novel_desktop.analysis.style_metrics import StyleMetrics, drift
 from novel_desktop.domain.characters import Character
 from novel_desktop.paths import user_data_dir
 from novel_desktop.storage import layout
@@ -110,7 +111,7 @@ def test_an_unusable_cache_file_leaves_analysis_working(
 
     monkeypatch.setattr(sqlite3, "connect", refuse)
     cache = AnalysisCache(tmp_path / "cache.sqlite")
-    assert not cache.persistent
+    assert not (tmp_path / "cache.sqlite").exists()
     analysis = NovelAnalyzer(cache=cache).analyze(xiyouji[:2])
     assert analysis.recomputed == 2
     cache.close()
@@ -140,13 +141,15 @@ def test_the_novels_blacklist_and_records_are_used(store: Any) -> None:
     assert analysis.entities.appearances["lin-feng"].chapters == (1,)
 
 
-def test_drift_of_a_chapter_against_the_ones_before() -> None:
+def test_a_chapter_drifts_from_the_ones_before_it() -> None:
     calm = "门开着。屋里一股药味。林枫喊了一声，没人应。他把柴刀换到左手。\n" * 20
     rambling = (
         "他沿着被雨水打湿的青石台阶一级一级地往上走，一直走到山门前那棵据说有三百年的老松树底下才停住脚步。\n"
         * 20
     )
     analysis = NovelAnalyzer(records=EntityRecords()).analyze([(1, calm), (2, calm), (3, rambling)])
-    assert "avg_sentence_length" in {i.metric for i in analysis.drift_of(3)}
-    assert analysis.drift_of(2) == []
-    assert analysis.drift_of(1) == []  # nothing before it to compare with
+    calm_metrics = [c.metrics for c in analysis.chapters if c.number < 3]
+    assert "avg_sentence_length" in {
+        i.metric for i in drift(StyleMetrics.combine(calm_metrics), analysis.chapters[2].metrics)
+    }
+    assert drift(analysis.chapters[0].metrics, analysis.chapters[1].metrics) == []

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import jieba
+import jieba.posseg
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -49,9 +50,8 @@ def test_words_and_offsets_are_jiebas_on_the_whole_text() -> None:
     assert _words(CHAPTER) == list(jieba.tokenize(CHAPTER, HMM=True))  # from the cache this time
     tokens = segment.tokenize(CHAPTER)
     assert "".join(t.word for t in tokens) == CHAPTER
-    assert (
-        {t.word: t.tag for t in tokens}["三藏"] == segment.tag_of("三藏") != ""
-    )  # dictionary tags come along
+    # dictionary tags come along
+    assert {t.word: t.tag for t in tokens}["三藏"] == jieba.posseg.dt.word_tag_tab["三藏"] != ""
 
 
 @settings(max_examples=150, deadline=None)

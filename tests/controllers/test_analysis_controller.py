@@ -50,7 +50,6 @@ def test_density_rises_with_ai_phrases_and_lands_in_the_one_cache_file(project: 
     assert first is not None and second is not None and second > first
     assert analysis.ai_density(counter, 99) is None
     analysis.flush()
-    assert analysis.cache.persistent
     assert analysis.cache.path == user_data_dir() / CACHE_FILE_NAME
     assert (user_data_dir() / CACHE_FILE_NAME).is_file()
 

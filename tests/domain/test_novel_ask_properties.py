@@ -12,15 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from novel_desktop.domain.common import SNAKE_CASE_RE
-from novel_desktop.domain.novel_ask import (
-    AnswerSpec,
-    QuestionSpec,
-    ValidationProblem,
+from novel_desktop.domain.novel_ask import AnswerSpec, QuestionSpec, ValidationProblem, validate_question_spec
+from novel_desktop.domain.novel_ask_answers import (
     build_answer_spec,
     load_valid_answer,
     validate_answer_path,
     validate_answer_spec,
-    validate_question_spec,
 )
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "novel_ask"
@@ -121,7 +118,9 @@ def test_built_answer_specs_always_validate(
     assert load_valid_answer(QuestionSpec.model_validate(spec), data) == built
     # Stored in UTC to the millisecond; a naive time was local time.
     expected = answered_at.astimezone(UTC)
-    assert built.answered_at_datetime == expected.replace(microsecond=expected.microsecond // 1000 * 1000)
+    assert datetime.fromisoformat(built.answered_at) == expected.replace(
+        microsecond=expected.microsecond // 1000 * 1000
+    )
 
 
 def _all_problems(value: object) -> bool:

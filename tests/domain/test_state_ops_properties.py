@@ -8,14 +8,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from novel_desktop.domain.state_ops import (
-    PATH_TOP_LEVEL,
-    PatchRejected,
-    apply_patch,
-    parse_patch,
-    replay_changelog,
-    validate_op,
-)
+from novel_desktop.domain.state_ops import apply_patch, replay_changelog
+from novel_desktop.domain.state_patch import PATH_TOP_LEVEL, PatchRejected, parse_patch, validate_op
 
 PROPERTY_SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 # Generating a whole sequence of patches costs more; fewer examples keep the file at a few seconds.

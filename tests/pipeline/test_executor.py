@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from novel_desktop.domain.novel_ask import InstructionPacket, build_answer_spec
+from novel_desktop.domain.novel_ask import InstructionPacket
+from novel_desktop.domain.novel_ask_answers import build_answer_spec
 from novel_desktop.pipeline.executor import (
     StepError,
     StepInvalid,

@@ -9,7 +9,8 @@ import json
 import pytest
 
 from novel_desktop.cli.prompter import TerminalResponder
-from novel_desktop.domain.novel_ask import AnswerSpec, QuestionSpec, build_answer_spec, validate_answer_spec
+from novel_desktop.domain.novel_ask import AnswerSpec, QuestionSpec
+from novel_desktop.domain.novel_ask_answers import build_answer_spec, validate_answer_spec
 from novel_desktop.pipeline.interaction import (
     AnswersFileResponder,
     AnswersNeeded,

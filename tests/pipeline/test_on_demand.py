@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from novel_desktop.domain.novel_ask import AnswerSpec, build_answer_spec
+from novel_desktop.domain.novel_ask import AnswerSpec
+from novel_desktop.domain.novel_ask_answers import build_answer_spec
 from novel_desktop.llm.client import LLMClient
 from novel_desktop.llm.settings import LLMSettings, RetrySettings
 from novel_desktop.pipeline import on_demand

@@ -14,7 +14,7 @@ from sqlmodel import Session
 
 from novel_desktop.storage import lock
 from novel_desktop.storage.engine import writer
-from novel_desktop.storage.store import NovelStore
+from novel_desktop.storage.store import NovelStore, clear_stale_lock
 from novel_desktop.storage.tables import LockRow
 
 
@@ -63,27 +63,36 @@ def test_lock_of_a_process_that_is_gone_is_stale_and_can_be_cleared(
         NovelStore.open(novel_path, write=True)
     assert info.value.stale
     assert "僵尸锁" in str(info.value)
-    removed = lock.clear_stale(store.engine)
+    removed = clear_stale_lock(novel_path)
     assert removed is not None and removed.token == "other"
+    assert clear_stale_lock(novel_path) is None  # nothing left to clear
     with NovelStore.open(novel_path, write=True) as again:
         assert again.writable
 
 
-def test_live_holder_is_not_stale_even_when_old(store: NovelStore) -> None:
+def _holder(novel_path: Path) -> lock.ProjectLocked:
+    """What a second writer is told about the lock's holder."""
+    with pytest.raises(lock.ProjectLocked) as info:
+        NovelStore.open(novel_path, write=True)
+    return info.value
+
+
+def test_live_holder_is_not_stale_even_when_old(store: NovelStore, novel_path: Path) -> None:
     _plant_lock(store, pid=os.getppid(), host=socket.gethostname(), age=timedelta(hours=3))
-    holder = lock.read_lock(store.engine)
-    assert holder is not None and not lock.is_stale(holder)
+    refused = _holder(novel_path)
+    assert refused.holder.pid == os.getppid() and not refused.stale
     with pytest.raises(lock.ProjectLocked):
         lock.clear_stale(store.engine)
     assert lock.clear_stale(store.engine, force=True) is not None
-    assert lock.read_lock(store.engine) is None
+    assert lock.clear_stale(store.engine) is None  # no lock left
 
 
 @pytest.mark.parametrize(("age", "stale"), [(timedelta(minutes=29), False), (timedelta(minutes=31), True)])
 def test_other_hosts_lock_is_stale_after_thirty_minutes(
-    store: NovelStore, age: timedelta, stale: bool
+    store: NovelStore, novel_path: Path, age: timedelta, stale: bool
 ) -> None:
     _plant_lock(store, pid=12345, host="another-laptop", age=age)
-    holder = lock.read_lock(store.engine)
-    assert holder is not None
-    assert lock.is_stale(holder) is stale
+    refused = _holder(novel_path)
+    assert refused.holder.host == "another-laptop"
+    assert lock.is_stale(refused.holder) is stale
+    assert refused.stale is stale

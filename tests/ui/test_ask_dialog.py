@@ -11,7 +11,8 @@ from PySide6.QtGui import QInputMethodEvent
 from PySide6.QtWidgets import QAbstractButton, QApplication, QCheckBox, QDialog, QLabel, QRadioButton, QWidget
 from pytestqt.qtbot import QtBot
 
-from novel_desktop.domain.novel_ask import QuestionSpec, validate_answer_spec
+from novel_desktop.domain.novel_ask import QuestionSpec
+from novel_desktop.domain.novel_ask_answers import validate_answer_spec
 from novel_desktop.ui.ask_dialog import AskDialog
 
 

@@ -13,7 +13,8 @@ from pytestqt.qtbot import QtBot
 
 from novel_desktop.controllers.pipeline_controller import PipelineController
 from novel_desktop.controllers.project_controller import ProjectController
-from novel_desktop.domain.novel_ask import AnswerSpec, build_answer_spec
+from novel_desktop.domain.novel_ask import AnswerSpec
+from novel_desktop.domain.novel_ask_answers import build_answer_spec
 from novel_desktop.pipeline.interaction import InteractionRequest
 from novel_desktop.ui.ask_dialog import AskDialog
 from tests.e2e.replies import judge_json, summarizer_json, writer_text

@@ -1,0 +1,319 @@
+"""The entity index: who and what appears in which chapter, and continuity findings (seed 004 §6.6).
+
+Per chapter the index knows which entities appear; per entity, the chapters it appears in. Findings:
+
+* ``cross_storyline``: an entity tied to another storyline appears in a chapter that is not inside a
+  convergence event (LS-005's leak check, done by string search instead of an LLM);
+* ``retired_speaking``: a retired character is attributed a line of speech;
+* ``near_duplicate_name``: two names differ by one character and are not aliases of each other (林枫/林峰).
+
+:func:`build_index` combines the per-chapter scans (:mod:`novel_desktop.analysis.entities`), so an edit
+re-scans one chapter.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from novel_desktop.analysis.entities import DETECTED_KINDS, ChapterMentions, Entity, EntityRecords
+
+#: A jieba-detected name must occur this often in the novel to enter the index (fewer is noise or a typo,
+#: which the near-duplicate check still compares against the records).
+MIN_DETECTED_COUNT = 3
+#: A detected name this many times rarer than a name one character away from it looks like a typo of it.
+TYPO_RATIO = 5
+#: A typo of a detected name occurs at most this often (more is a second name, not a slip).
+MAX_TYPO_COUNT = 2
+
+ENTITY_KIND_LABELS = {
+    "character": "人物",
+    "location": "地点",
+    "item": "物品",
+    "faction": "势力",
+    "person": "人名（自动识别）",
+    "place": "地名（自动识别）",
+    "organization": "组织（自动识别）",
+    "other": "专名（自动识别）",
+}
+
+
+# ====================================================================== the index
+@dataclass(frozen=True)
+class EntityAppearance:
+    """Where an entity appears: the chapters in order, its total mentions, first and last chapter."""
+
+    key: str
+    name: str
+    kind: str
+    source: str
+    chapters: tuple[int, ...]
+    mentions: int
+
+    @property
+    def last_chapter(self) -> int | None:
+        """The last chapter the entity appears in."""
+        return self.chapters[-1] if self.chapters else None
+
+
+@dataclass(frozen=True)
+class ContinuityFinding:
+    """Something for the author to check. ``offset`` is a character offset into ``chapter``'s text."""
+
+    kind: str
+    chapter: int | None
+    entity: str
+    message: str
+    offset: int | None = None
+    other: str | None = None
+    storyline: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The finding as a JSON object."""
+        return {
+            "kind": self.kind,
+            "chapter": self.chapter,
+            "entity": self.entity,
+            "message": self.message,
+            "offset": self.offset,
+            "other": self.other,
+            "storyline": self.storyline,
+        }
+
+
+@dataclass
+class EntityIndex:
+    """Entities, their appearances per chapter, and continuity findings of a whole novel (or a part)."""
+
+    entities: dict[str, Entity] = field(default_factory=dict)
+    appearances: dict[str, EntityAppearance] = field(default_factory=dict)
+    #: Chapter → entity key → mentions in that chapter.
+    by_chapter: dict[int, dict[str, int]] = field(default_factory=dict)
+    findings: list[ContinuityFinding] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ChapterEntityScan:
+    """The per-chapter input of :func:`build_index`."""
+
+    number: int
+    mentions: ChapterMentions
+    proper_nouns: Mapping[str, tuple[str, int, int]]
+
+
+def build_index(
+    records: EntityRecords, chapters: Sequence[ChapterEntityScan], *, min_detected: int = MIN_DETECTED_COUNT
+) -> EntityIndex:
+    """Combine per-chapter scans into the index and its findings."""
+    index = EntityIndex(entities={e.key: e for e in records.entities})
+    record_names = records.name_map()
+    per_entity: dict[str, list[int]] = defaultdict(list)
+    totals: dict[str, int] = defaultdict(int)
+    detected_totals: dict[str, int] = defaultdict(int)
+    detected_kind: dict[str, str] = {}
+    detected_first: dict[str, tuple[int, int]] = {}
+    ordered = sorted(chapters, key=lambda c: c.number)
+    for scan in ordered:
+        counts = dict(scan.mentions.counts)
+        for word, (tag, count, offset) in scan.proper_nouns.items():
+            if word in record_names:
+                continue
+            detected_totals[word] += count
+            detected_kind.setdefault(word, tag)
+            detected_first.setdefault(word, (scan.number, offset))
+        index.by_chapter[scan.number] = counts
+        for key, count in counts.items():
+            per_entity[key].append(scan.number)
+            totals[key] += count
+    for word, total in detected_totals.items():
+        if total < min_detected:
+            continue
+        key = f"detected:{word}"
+        index.entities[key] = Entity(
+            key, word, DETECTED_KINDS[detected_kind[word]], source="jieba", status=""
+        )
+        totals[key] = total
+    for scan in ordered:
+        for word, (_, count, _) in scan.proper_nouns.items():
+            key = f"detected:{word}"
+            if key in index.entities:
+                index.by_chapter[scan.number][key] = count
+                per_entity[key].append(scan.number)
+    for key, chapter_list in per_entity.items():
+        entity = index.entities[key]
+        index.appearances[key] = EntityAppearance(
+            key, entity.name, entity.kind, entity.source, tuple(chapter_list), totals[key]
+        )
+    index.findings = [
+        *_cross_storyline(records, ordered),
+        *_retired_speaking(records, ordered),
+        *_near_duplicates(
+            records,
+            {w: (detected_kind[w], t) for w, t in detected_totals.items()},
+            detected_first,
+            min_detected,
+        ),
+    ]
+    index.findings.sort(key=lambda f: (f.chapter if f.chapter is not None else 0, f.offset or 0, f.kind))
+    return index
+
+
+def _cross_storyline(
+    records: EntityRecords, chapters: Sequence[ChapterEntityScan]
+) -> list[ContinuityFinding]:
+    tied = {e.key: e for e in records.entities if e.storylines}
+    findings: list[ContinuityFinding] = []
+    if not tied:
+        return findings
+    for scan in chapters:
+        line = records.chapter_storylines.get(scan.number)
+        if not line:
+            continue
+        events = [e for e in records.convergence_events if e.covers(scan.number)]
+        for key in scan.mentions.counts:
+            entity = tied.get(key)
+            if entity is None or line in entity.storylines:
+                continue
+            for other in entity.storylines:
+                if any(
+                    not e.involved_storylines or {line, other} <= set(e.involved_storylines) for e in events
+                ):
+                    continue
+                shared = records.shared_characters.get(frozenset((line, other)), set())
+                if shared & {entity.key, *entity.names()}:
+                    continue
+                findings.append(
+                    ContinuityFinding(
+                        "cross_storyline",
+                        scan.number,
+                        entity.name,
+                        f"第 {scan.number} 章属于故事线「{line}」，却出现了「{other}」线的"
+                        f"{ENTITY_KIND_LABELS.get(entity.kind, '实体')}「{entity.name}」，"
+                        "且本章不在交汇事件内",
+                        scan.mentions.first_offset.get(key),
+                        storyline=other,
+                    )
+                )
+                break
+    return findings
+
+
+def _retired_speaking(
+    records: EntityRecords, chapters: Sequence[ChapterEntityScan]
+) -> list[ContinuityFinding]:
+    retired = {e.key: e for e in records.entities if e.kind == "character" and e.status == "retired"}
+    findings: list[ContinuityFinding] = []
+    for scan in chapters:
+        for key, offsets in scan.mentions.speaking.items():
+            entity = retired.get(key)
+            if entity is None or (entity.retired_since is not None and scan.number < entity.retired_since):
+                continue
+            findings.append(
+                ContinuityFinding(
+                    "retired_speaking",
+                    scan.number,
+                    entity.name,
+                    f"已退场的角色「{entity.name}」在第 {scan.number} 章有台词（共 {len(offsets)} 处），"
+                    "确认是回忆、转述还是失误",
+                    offsets[0],
+                )
+            )
+    return findings
+
+
+@lru_cache(maxsize=65536)
+def _wildcards(name: str) -> tuple[str, ...]:
+    # Cached: a re-analysis after one edit sees the same few thousand names again.
+    return tuple(f"{name[:i]}\0{name[i + 1 :]}" for i in range(len(name)))
+
+
+def _near_duplicates(
+    records: EntityRecords,
+    detected: Mapping[str, tuple[str, int]],
+    detected_first: Mapping[str, tuple[int, int]],
+    min_detected: int,
+) -> list[ContinuityFinding]:
+    """Names one character apart: record against record, record against any detected name (a typo may occur
+    once), and a rare detected person name against a frequent one. Bucketing by "name with one character
+    wildcarded" keeps this linear in the number of names.
+
+    Two detected names can only be a typo pair when the rare one occurs at most ``MAX_TYPO_COUNT`` times and
+    the common one at least ``max(min_detected, 2 * TYPO_RATIO)`` times (see :func:`_near_pair`), so only
+    those are paired: on a whole classical novel this skips thousands of pairs that could never be reported.
+    """
+    owner: dict[str, str] = {}
+    for entity in records.entities:
+        for name in entity.names():
+            owner.setdefault(name, entity.key)
+    names: dict[str, tuple[str, int | None]] = {
+        name: (key, None) for name, key in owner.items() if len(name) >= 2
+    }
+    common_at = max(min_detected, 2 * TYPO_RATIO)
+    record_anchors: dict[str, list[str]] = defaultdict(list)
+    for name in names:
+        for wildcard in _wildcards(name):
+            record_anchors[wildcard].append(name)
+    common_anchors: dict[str, list[str]] = defaultdict(list)
+    for word, (tag, total) in detected.items():
+        if tag == "nr" and total >= common_at and len(word) >= 2:
+            for wildcard in _wildcards(word):
+                common_anchors[wildcard].append(word)
+    for word, (_, total) in detected.items():
+        names.setdefault(word, (f"detected:{word}", total))
+    seen: set[tuple[str, str]] = set()
+    findings: list[ContinuityFinding] = []
+    typo_like: dict[str, list[ContinuityFinding]] = defaultdict(list)
+
+    def pair(anchor: str, name: str) -> ContinuityFinding | None:
+        key = (anchor, name) if anchor < name else (name, anchor)
+        if anchor == name or key in seen or names[anchor][0] == names[name][0]:
+            return None
+        seen.add(key)
+        return _near_pair(anchor, name, names, detected_first, min_detected)
+
+    for name in [n for n in names if len(n) >= 2]:
+        count = names[name][1]
+        rare_person = count is not None and count <= MAX_TYPO_COUNT and detected[name][0] == "nr"
+        for wildcard in _wildcards(name):
+            for anchor in record_anchors.get(wildcard, ()):
+                finding = pair(anchor, name)
+                if finding is not None:
+                    findings.append(finding)
+            if not rare_person:
+                continue
+            for anchor in common_anchors.get(wildcard, ()):
+                finding = pair(anchor, name)
+                if finding is not None:
+                    typo_like[finding.entity].append(finding)
+    # A rare word one character away from several frequent names is a word of its own, not a slip of one.
+    findings.extend(group[0] for group in typo_like.values() if len(group) == 1)
+    return findings
+
+
+def _near_pair(
+    a: str,
+    b: str,
+    names: Mapping[str, tuple[str, int | None]],
+    detected_first: Mapping[str, tuple[int, int]],
+    min_detected: int,
+) -> ContinuityFinding | None:
+    count_a, count_b = names[a][1], names[b][1]
+    if count_a is None and count_b is None:
+        # Two records: the author named them; still worth a look because readers mix them up.
+        message = f"「{a}」与「{b}」只差一个字，又不是同一角色的别名，读者容易混淆"
+        return ContinuityFinding("near_duplicate_name", None, a, message, other=b)
+    if count_a is None or count_b is None:
+        record, text_name = (a, b) if count_a is None else (b, a)
+    else:
+        # Two detected names: only a rare variant (a slip or two) of a frequent name looks like a typo.
+        rare, common = min(count_a, count_b), max(count_a, count_b)
+        if rare > MAX_TYPO_COUNT or rare * TYPO_RATIO > common or common < max(min_detected, 2 * TYPO_RATIO):
+            return None
+        record, text_name = (a, b) if count_a > count_b else (b, a)
+    chapter, offset = detected_first.get(text_name, (None, None))
+    where = f"第 {chapter} 章起" if chapter is not None else "正文中"
+    message = f"{where}出现的「{text_name}」与「{record}」只差一个字，是否笔误？"
+    return ContinuityFinding("near_duplicate_name", chapter, text_name, message, offset, other=record)

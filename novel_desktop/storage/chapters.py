@@ -1,0 +1,146 @@
+"""Chapters with their revisions, summaries, evaluations and pipeline logs."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sqlmodel import col, select
+
+from novel_desktop.domain.common import iso_now
+from novel_desktop.domain.records import ChapterInfo, RevisionInfo
+from novel_desktop.domain.text import count_chars
+from novel_desktop.storage.repository import Repository, StoreError, content_hash, title_of
+from novel_desktop.storage.tables import (
+    ChapterRevisionRow,
+    ChapterRow,
+    EvaluationRow,
+    PipelineLogRow,
+    SummaryRow,
+)
+
+REVISION_KINDS = ("draft", "refined", "manual", "revision", "imported")
+
+
+def new_revision(chapter: int, kind: str, text: str, now: str, note: str = "") -> ChapterRevisionRow:
+    """A revision row for ``text`` (not yet added to a session)."""
+    return ChapterRevisionRow(
+        chapter=chapter, kind=kind, content=text, chars=count_chars(text), created_at=now, note=note
+    )
+
+
+class ChapterRepository(Repository):
+    """The committed chapters and everything recorded per chapter."""
+
+    def list_chapters(self) -> list[ChapterInfo]:
+        with self._read() as s:
+            rows = s.exec(select(ChapterRow).order_by(col(ChapterRow.number)))
+            return [
+                ChapterInfo(
+                    r.number,
+                    r.volume,
+                    r.title,
+                    r.status,
+                    r.chars,
+                    r.storyline_id,
+                    r.committed_at,
+                    r.updated_at,
+                )
+                for r in rows
+            ]
+
+    def chapter_text(self, number: int) -> str | None:
+        with self._read() as s:
+            row = s.get(ChapterRow, number)
+            if row is None or row.current_revision_id is None:
+                return None
+            rev = s.get(ChapterRevisionRow, row.current_revision_id)
+            return rev.content if rev else None
+
+    def chapter_texts(self) -> dict[int, str]:
+        """The current text of every chapter, in one query (find/replace across the novel)."""
+        with self._read() as s:
+            rows = s.exec(
+                select(ChapterRow.number, ChapterRevisionRow.content)
+                .join(ChapterRevisionRow, col(ChapterRevisionRow.id) == col(ChapterRow.current_revision_id))
+                .order_by(col(ChapterRow.number))
+            )
+            return {int(n): str(c) for n, c in rows}
+
+    def revisions(self, number: int) -> list[RevisionInfo]:
+        """Every revision of a chapter, oldest first."""
+        with self._read() as s:
+            rows = s.exec(
+                select(ChapterRevisionRow)
+                .where(ChapterRevisionRow.chapter == number)
+                .order_by(col(ChapterRevisionRow.id))
+            )
+            return [RevisionInfo(r.id or 0, r.chapter, r.kind, r.chars, r.created_at, r.note) for r in rows]
+
+    def revision_text(self, revision_id: int) -> str | None:
+        with self._read() as s:
+            rev = s.get(ChapterRevisionRow, revision_id)
+            return rev.content if rev else None
+
+    def save_manual_edit(self, number: int, text: str, note: str = "") -> list[int]:
+        """Keep the author's edit as a new ``manual`` revision.
+
+        When the text changed, the chapter and every later committed chapter are marked ``needs_rebuild``
+        (their summaries and state were derived from the old text); the marked chapter numbers are returned.
+        An unchanged text writes nothing and returns ``[]``.
+        """
+        with self._write() as s:
+            row = s.get(ChapterRow, number)
+            if row is None:
+                raise StoreError(f"第 {number} 章不存在 (chapter {number} does not exist)")
+            digest = content_hash(text)
+            if digest == row.content_hash:
+                return []
+            now = iso_now()
+            rev = new_revision(number, "manual", text, now, note)
+            s.add(rev)
+            s.flush()
+            row.current_revision_id = rev.id
+            row.chars = rev.chars
+            row.content_hash = digest
+            row.title = title_of(text) or row.title
+            row.updated_at = now
+            s.add(row)
+            marked = list(s.exec(select(ChapterRow.number).where(col(ChapterRow.number) >= number)))
+            for later in s.exec(select(ChapterRow).where(col(ChapterRow.number) >= number)):
+                later.status = "needs_rebuild"
+                s.add(later)
+            return sorted(marked)
+
+    # ------------------------------------------------------------------ summaries, evaluations, logs
+    def summary(self, number: int) -> str | None:
+        with self._read() as s:
+            row = s.get(SummaryRow, number)
+            return row.content if row else None
+
+    def recent_summaries(self, before: int, n: int = 3) -> list[tuple[int, str]]:
+        """The ``n`` summaries of the chapters just before ``before``, oldest first."""
+        with self._read() as s:
+            rows = s.exec(
+                select(SummaryRow)
+                .where(col(SummaryRow.chapter) < before)
+                .order_by(col(SummaryRow.chapter).desc())
+                .limit(n)
+            )
+            return sorted((r.chapter, r.content) for r in rows)
+
+    def evaluation(self, number: int) -> dict[str, Any] | None:
+        with self._read() as s:
+            row = s.get(EvaluationRow, number)
+            return json.loads(row.content) if row else None
+
+    def chapter_scores(self) -> dict[int, float]:
+        """Every evaluated chapter's overall score, in one query (the tree shows 500 chapters)."""
+        with self._read() as s:
+            rows = s.exec(select(EvaluationRow.chapter, EvaluationRow.overall))
+            return {int(n): float(o) for n, o in rows if o is not None}
+
+    def pipeline_log(self, number: int) -> dict[str, Any] | None:
+        with self._read() as s:
+            row = s.get(PipelineLogRow, number)
+            return json.loads(row.content) if row else None

@@ -1,0 +1,103 @@
+"""The novel's meta facts, its checkpoint and the pipeline's staging area (outputs not yet committed)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sqlmodel import Session, col, delete, select
+
+from novel_desktop.domain.common import iso_now
+from novel_desktop.storage import layout
+from novel_desktop.storage.repository import Repository, default_checkpoint, dumps
+from novel_desktop.storage.tables import CheckpointRow, MetaRow, StagingRow
+
+OPS_SKIP_KEY = "ops_skip_count"
+
+
+def meta_value(s: Session, key: str) -> str | None:
+    """One meta fact, inside a transaction."""
+    row = s.get(MetaRow, key)
+    return row.value if row else None
+
+
+def get_checkpoint(s: Session) -> dict[str, Any]:
+    """The checkpoint, inside a transaction."""
+    row = s.get(CheckpointRow, 1)
+    data: dict[str, Any] = json.loads(row.content) if row else default_checkpoint()
+    return data
+
+
+def put_checkpoint(s: Session, data: dict[str, Any]) -> None:
+    """Replace the checkpoint, inside a transaction."""
+    s.merge(CheckpointRow(id=1, content=dumps(data)))
+
+
+class MetaRepository(Repository):
+    """Key/value facts about the file: title, genre, platform, counters."""
+
+    def meta(self) -> dict[str, str]:
+        with self._read() as s:
+            return {row.key: row.value for row in s.exec(select(MetaRow))}
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._write() as s:
+            s.merge(MetaRow(key=key, value=value))
+
+
+class CheckpointRepository(Repository):
+    """Where the pipeline stands (the checkpoint) and what it produced for the chapter in flight (staging)."""
+
+    def checkpoint(self) -> dict[str, Any]:
+        with self._read() as s:
+            return get_checkpoint(s)
+
+    def update_checkpoint(self, **changes: Any) -> dict[str, Any]:
+        """Change some checkpoint fields (and the time) in one transaction; return the new checkpoint."""
+        with self._write() as s:
+            data = get_checkpoint(s)
+            data.update(changes)
+            data["last_checkpoint_time"] = iso_now()
+            put_checkpoint(s, data)
+            return data
+
+    # ------------------------------------------------------------------ staging
+    def put_staging(self, path: str, content: str, *, chapter: int | None = None, kind: str = "") -> None:
+        """Write one staged pipeline output, keyed like ``state/chapter-048-delta.json``."""
+        with self._write() as s:
+            s.merge(
+                StagingRow(
+                    path=path,
+                    chapter=chapter if chapter is not None else layout.staged_chapter(path),
+                    kind=kind,
+                    content=content,
+                    updated_at=iso_now(),
+                )
+            )
+
+    def staging(self, path: str) -> str | None:
+        with self._read() as s:
+            row = s.get(StagingRow, path)
+            return row.content if row else None
+
+    def list_staging(self, chapter: int | None = None) -> list[str]:
+        with self._read() as s:
+            stmt = select(StagingRow.path).order_by(col(StagingRow.path))
+            if chapter is not None:
+                stmt = stmt.where(StagingRow.chapter == chapter)
+            return list(s.exec(stmt))
+
+    def delete_staging(self, path: str) -> None:
+        """Drop one staged output (a summary made stale by a revision, …)."""
+        with self._write() as s:
+            row = s.get(StagingRow, path)
+            if row is not None:
+                s.delete(row)
+
+    def clear_staging(self, chapter: int | None = None) -> None:
+        """Drop staged outputs (of one chapter, or all)."""
+        with self._write() as s:
+            stmt = delete(StagingRow)
+            if chapter is not None:
+                stmt = stmt.where(col(StagingRow.chapter) == chapter)
+            s.exec(stmt)

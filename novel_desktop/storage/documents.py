@@ -1,0 +1,86 @@
+"""The project documents of the seed layout, the NOVEL_ASK answers and the extra files an import kept."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sqlmodel import col, select
+
+from novel_desktop.domain.common import iso_now
+from novel_desktop.storage import layout
+from novel_desktop.storage.repository import Repository, StoreError
+from novel_desktop.storage.tables import AnswerRow, DocumentRow, ExtraFileRow
+
+
+class DocumentRepository(Repository):
+    """Documents (brief, world, characters, volumes, …) by their seed path."""
+
+    def document(self, path: str) -> str | None:
+        with self._read() as s:
+            row = s.get(DocumentRow, path)
+            return row.content if row else None
+
+    def document_json(self, path: str) -> Any:
+        text = self.document(path)
+        return json.loads(text) if text is not None else None
+
+    def put_document(self, path: str, content: str) -> None:
+        kind, _ = layout.classify(path)
+        if kind is not layout.Kind.DOCUMENT:
+            raise StoreError(f"{path} 不是项目文档路径 (not a project document path)")
+        with self._write() as s:
+            s.merge(DocumentRow(path=path, content=content, updated_at=iso_now()))
+
+    def list_documents(self, prefix: str = "") -> list[str]:
+        with self._read() as s:
+            stmt = (
+                select(DocumentRow.path)
+                .where(col(DocumentRow.path).startswith(prefix))
+                .order_by(col(DocumentRow.path))
+            )
+            return list(s.exec(stmt))
+
+    def delete_document(self, path: str) -> None:
+        with self._write() as s:
+            row = s.get(DocumentRow, path)
+            if row:
+                s.delete(row)
+
+
+class AnswerRepository(Repository):
+    """The author's answers to NOVEL_ASK questions, by answer path."""
+
+    def answer(self, answer_path: str) -> str | None:
+        with self._read() as s:
+            row = s.get(AnswerRow, answer_path)
+            return row.content if row else None
+
+    def put_answer(self, answer_path: str, content: str) -> None:
+        with self._write() as s:
+            s.merge(AnswerRow(answer_path=answer_path, content=content, updated_at=iso_now()))
+
+    def delete_answer(self, answer_path: str) -> None:
+        """Forget an answer so that the gate asks again (seed 000: 需要重做 gate 时删除 AnswerSpec)."""
+        with self._write() as s:
+            row = s.get(AnswerRow, answer_path)
+            if row:
+                s.delete(row)
+
+    def list_answers(self) -> list[str]:
+        with self._read() as s:
+            return list(s.exec(select(AnswerRow.answer_path).order_by(col(AnswerRow.answer_path))))
+
+
+class ExtraFileRepository(Repository):
+    """Files the seed layout does not name, kept byte for byte."""
+
+    def put_extra_file(self, path: str, data: bytes) -> None:
+        """Keep a file the seed layout does not name (front matter of an imported manuscript, …)."""
+        with self._write() as s:
+            s.merge(ExtraFileRow(path=path, data=data))
+
+    def extra_file(self, path: str) -> bytes | None:
+        with self._read() as s:
+            row = s.get(ExtraFileRow, path)
+            return row.data if row else None

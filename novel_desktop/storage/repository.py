@@ -1,0 +1,108 @@
+"""What every repository of a ``.novel`` file shares: the engine, the writer lock, and short sessions.
+
+Sessions are short (one per method); every write runs in one ``BEGIN IMMEDIATE`` transaction. Writing needs
+the file opened with ``write=True``, which holds the single-writer lock until the store is closed.
+Also here: the store's errors and the JSON conventions every repository writes with.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine
+from sqlmodel import Session
+
+from novel_desktop.domain.common import iso_now
+from novel_desktop.storage import lock
+from novel_desktop.storage.engine import writer
+
+PLATFORMS = ("qidian", "tomato", "jjwxc", "web")
+
+
+class StoreError(Exception):
+    """A request the store refuses, with a message for the author."""
+
+
+class ReadOnlyError(StoreError):
+    """A write to a novel opened read-only."""
+
+
+def default_checkpoint() -> dict[str, Any]:
+    """The checkpoint of a new novel (seed 004 §9.2)."""
+    return {
+        "last_completed_chapter": 0,
+        "current_volume": 1,
+        "orchestrator_state": "INIT",
+        "pipeline_stage": None,
+        "inflight_chapter": None,
+        "pending_actions": [],
+        "last_checkpoint_time": iso_now(),
+    }
+
+
+def empty_state() -> dict[str, Any]:
+    """``current-state.json`` before the first chapter."""
+    return {
+        "schema_version": 1,
+        "state_version": 0,
+        "last_updated_chapter": 0,
+        "characters": {},
+        "items": {},
+        "locations": {},
+        "factions": {},
+        "world_state": {},
+        "active_foreshadowing": [],
+    }
+
+
+def dumps(data: Any) -> str:
+    """JSON as the project writes it: UTF-8 Chinese, two-space indent, trailing newline."""
+    return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
+
+
+_TITLE_RE = re.compile(r"^\s*#{1,6}\s*(.+?)\s*$")
+
+
+def title_of(text: str) -> str:
+    """The chapter title: its first Markdown heading, else its first non-empty line (trimmed)."""
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        m = _TITLE_RE.match(line)
+        return (m.group(1) if m else line.strip())[:80]
+    return ""
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class Repository:
+    """One open ``.novel`` file: the base of every repository (and of ``NovelStore``, which joins them)."""
+
+    def __init__(self, path: Path, engine: Engine, held: lock.LockInfo | None) -> None:
+        self.path = path
+        self.engine = engine
+        self._lock = held
+        self.backup_path: Path | None = None
+
+    @property
+    def writable(self) -> bool:
+        return self._lock is not None
+
+    def _read(self) -> Session:
+        return Session(self.engine)
+
+    @contextmanager
+    def _write(self) -> Iterator[Session]:
+        """One write transaction (``BEGIN IMMEDIATE`` … ``COMMIT``); any exception rolls it all back."""
+        if self._lock is None:
+            raise ReadOnlyError("这部小说以只读方式打开，不能修改 (the novel is open read-only)")
+        with Session(writer(self.engine), expire_on_commit=False) as session, session.begin():
+            yield session
