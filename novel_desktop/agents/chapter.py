@@ -1,7 +1,7 @@
 """The chapter agents over the LLM client: ChapterWriter, Summarizer, StyleRefiner, QualityJudge, reviser.
 
 Each agent renders its template (``prompts/``) from the novel's facts, calls its role's model, and parses the
-output into domain models. This implements :class:`~novel_desktop.pipeline.ports.ChapterAgents`.
+output into domain models. This implements :class:`~novel_desktop.agents.ports.ChapterAgents`.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from pydantic import Field
 
 from novel_desktop.agents import facts as fact_sheet
 from novel_desktop.agents.context import NovelFacts, load_facts, section_title
+from novel_desktop.agents.ports import AgentResult, CallRecord, ChapterBrief, SummaryOutput, WriteMode
 from novel_desktop.agents.templates import RenderedPrompt, render_template
 from novel_desktop.domain.common import SeedModel
 from novel_desktop.domain.evaluation import Evaluation
@@ -23,7 +24,6 @@ from novel_desktop.domain.summary import ChapterSummary
 from novel_desktop.llm.client import LLMClient, LLMResponse, PromptBlock
 from novel_desktop.llm.roles import AgentRole
 from novel_desktop.llm.structured import StructuredResult, call_structured
-from novel_desktop.pipeline.ports import AgentResult, CallRecord, ChapterBrief, SummaryOutput, WriteMode
 from novel_desktop.storage.store import NovelStore
 
 _HINTS_BLOCK = re.compile(r"\n*```(?:json)?\s*\n(\{.*?\})\s*\n```\s*\Z", re.S)

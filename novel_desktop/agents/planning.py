@@ -16,6 +16,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import Field, model_validator
 
 from novel_desktop.agents.context import estimate_tokens, trim_to_tokens
+from novel_desktop.agents.ports import AgentResult, CallRecord
 from novel_desktop.agents.templates import render_template
 from novel_desktop.domain.agent_returns import RequiresUserDecision
 from novel_desktop.domain.characters import Character, Relationship
@@ -28,7 +29,6 @@ from novel_desktop.domain.world import WorldRules
 from novel_desktop.llm.client import LLMClient, LLMResponse, PromptBlock
 from novel_desktop.llm.roles import AgentRole
 from novel_desktop.llm.structured import call_structured
-from novel_desktop.pipeline.ports import AgentResult, CallRecord
 from novel_desktop.storage import layout
 from novel_desktop.storage.store import NovelStore
 

@@ -39,12 +39,12 @@ from novel_desktop.pipeline.quick_start import (
     add_usage,
     ask,
     ask_decision,
-    db,
     question,
     spec,
 )
 from novel_desktop.pipeline.volume_plan import PlanParams, plan_params, set_plan_params, volume_range
 from novel_desktop.storage import layout
+from novel_desktop.storage.aio import db
 from novel_desktop.storage.engine import writer
 from novel_desktop.storage.store import NovelStore, dumps
 from novel_desktop.storage.tables import StateSnapshotRow

@@ -12,7 +12,6 @@ author's decision. A re-judged chapter keeps its previous verdict in its pipelin
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import re
@@ -37,6 +36,7 @@ from novel_desktop.llm.roles import AgentRole
 from novel_desktop.llm.structured import StructuredOutputError, call_structured, parse_json_output
 from novel_desktop.pipeline.interaction import InteractionManager, resolve_gate
 from novel_desktop.storage import layout
+from novel_desktop.storage.aio import db
 from novel_desktop.storage.engine import writer
 from novel_desktop.storage.store import NovelStore, StoreError, dumps
 from novel_desktop.storage.tables import EvaluationRow, PipelineLogRow
@@ -127,10 +127,6 @@ class CharacterWeaverReply(_Decision):
 
 
 # ---------------------------------------------------------------------------- helpers
-async def _db(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    return await asyncio.to_thread(fn, *args, **kwargs)
-
-
 def _append_changelog(store: NovelStore, path: str, line: str) -> None:
     old = store.document(path) or ""
     prefix = old if old.endswith("\n") or not old else old + "\n"
@@ -233,28 +229,28 @@ async def add_character(
             character = Character.model_validate({**profile, "status": "active"})
         except ValidationError as exc:
             raise OnDemandError(f"角色档案无效：{exc.errors()[0]['msg']} (invalid profile)") from None
-        paths: list[str] = await _db(_store_character, store, character, "（手动）")
+        paths: list[str] = await db(_store_character, store, character, "（手动）")
         return ActionResult(f"已新增角色 {character.name}", paths)
     if not description or client is None:
         raise OnDemandError("需要角色档案，或者描述加模型服务 (a profile, or a description and a client)")
 
-    cp = await _db(store.checkpoint)
+    cp = await db(store.checkpoint)
     context = {
-        "project_brief": await _db(store.document, "brief.md") or "",
-        "world_rules": json.dumps(await _db(store.document_json, RULES) or {}, ensure_ascii=False),
-        "world_docs": await _db(_docs, store, "world/"),
+        "project_brief": await db(store.document, "brief.md") or "",
+        "world_rules": json.dumps(await db(store.document_json, RULES) or {}, ensure_ascii=False),
+        "world_docs": await db(_docs, store, "world/"),
         "mode": "新增角色",
         "current_chapter": str(cp.get("last_completed_chapter") or 0),
-        "existing_characters": await _db(_docs, store, "characters/active/", suffix=".json"),
-        "relationships": await _db(store.document, RELATIONSHIPS) or "",
+        "existing_characters": await db(_docs, store, "characters/active/", suffix=".json"),
+        "relationships": await db(store.document, RELATIONSHIPS) or "",
         "outline_basis": "",
         "update_request": description,
     }
     reply, cost = await _weave(store, client, context, interaction, description)
     written: list[str] = []
     for character in reply.characters:
-        written += await _db(_store_character, store, character, f"：{description[:40]}")
-    written += await _db(_merge_relationships, store, reply.relationships)
+        written += await db(_store_character, store, character, f"：{description[:40]}")
+    written += await db(_merge_relationships, store, reply.relationships)
     names = "、".join(c.name for c in reply.characters)
     return ActionResult(f"已新增角色 {names}", written, cost_usd=cost)
 
@@ -364,12 +360,12 @@ async def extend_world(
     from novel_desktop.agents.templates import render_template
 
     context = {
-        "project_brief": await _db(store.document, "brief.md") or "",
-        "research_notes": await _db(_docs, store, "research/"),
+        "project_brief": await db(store.document, "brief.md") or "",
+        "research_notes": await db(_docs, store, "research/"),
         "mode": "增量更新",
-        "existing_world_docs": await _db(_docs, store, "world/"),
-        "existing_rules": await _db(store.document, RULES) or "",
-        "existing_storylines": await _db(store.document, STORYLINES) or "",
+        "existing_world_docs": await db(_docs, store, "world/"),
+        "existing_rules": await db(store.document, RULES) or "",
+        "existing_storylines": await db(store.document, STORYLINES) or "",
         "update_request": request,
     }
     cost = 0.0
@@ -399,7 +395,7 @@ async def extend_world(
         context = {**context, "update_request": f"{request}\n\n作者的决定：{choice}"}
     assert reply is not None
     assert reply.rules is not None
-    paths, added, changed = await _db(_apply_world, store, reply, reply.rules)
+    paths, added, changed = await db(_apply_world, store, reply, reply.rules)
     message = f"世界观已更新：新增规则 {'、'.join(added) or '无'}，写入 {len(paths)} 个文件"
     if changed:
         message += f"；改动规则 {'、'.join(changed)}"
@@ -619,7 +615,7 @@ def _finish(evaluation: Evaluation, chapter: int) -> Evaluation:
 
 async def rejudge(store: NovelStore, client: LLMClient, chapter: int) -> RejudgeResult:
     """Run QualityJudge again on a committed chapter; store the new verdict and keep the old in the log."""
-    system, user = await _db(_judge_prompt, store, chapter)
+    system, user = await db(_judge_prompt, store, chapter)
     result = await call_structured(
         client,
         AgentRole.quality_judge,
@@ -635,7 +631,7 @@ async def rejudge(store: NovelStore, client: LLMClient, chapter: int) -> Rejudge
     model = (
         result.responses[-1].model if result.responses else client.settings.model_for(AgentRole.quality_judge)
     )
-    old = await _db(store_reevaluation, store, chapter, evaluation, how="rejudge", model=model, cost_usd=cost)
+    old = await db(store_reevaluation, store, chapter, evaluation, how="rejudge", model=model, cost_usd=cost)
     return RejudgeResult(chapter, old, evaluation.overall, cost, list(result.warnings))
 
 
@@ -672,7 +668,7 @@ async def batch_reevaluate(
     """
     requests: list[BatchRequest] = []
     for n in chapters:
-        system, user = await _db(_judge_prompt, store, n)
+        system, user = await db(_judge_prompt, store, n)
         requests.append(
             BatchRequest(
                 f"chapter-{layout.num(n)}",
@@ -696,7 +692,7 @@ async def batch_reevaluate(
             report.failed[n] = exc.detail
             continue
         how = "reevaluate_batch" if batch.mode == "batch" else "reevaluate"
-        old = await _db(
+        old = await db(
             store_reevaluation, store, n, evaluation, how=how, model=item.model, cost_usd=item.cost_usd
         )
         report.chapters[n] = RejudgeResult(n, old, evaluation.overall, item.cost_usd)

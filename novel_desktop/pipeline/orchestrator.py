@@ -22,13 +22,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from novel_desktop.agents.context import outline_sections
+from novel_desktop.agents.ports import ChapterAgents
 from novel_desktop.domain.checkpoint import OrchestratorState as S
 from novel_desktop.llm.errors import LLMError
 from novel_desktop.pipeline import checks, quick_start, volume_plan
 from novel_desktop.pipeline.chapter import ChapterOutcome, ChapterPipeline, PipelineError
 from novel_desktop.pipeline.events import PipelineEvent
 from novel_desktop.pipeline.interaction import InteractionManager
-from novel_desktop.pipeline.ports import ChapterAgents
 from novel_desktop.pipeline.quick_start import (
     QUICK_START_META,
     TRIAL_CHAPTERS,
@@ -37,8 +37,8 @@ from novel_desktop.pipeline.quick_start import (
     StepReport,
     StyleChoice,
     add_usage,
-    db,
 )
+from novel_desktop.storage.aio import db
 from novel_desktop.storage.store import NovelStore, StoreError
 
 

@@ -14,9 +14,8 @@ Every function is idempotent on what it finds stored, so a run interrupted anywh
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -31,6 +30,7 @@ from novel_desktop.agents.planning import (
     style_context,
     world_context,
 )
+from novel_desktop.agents.ports import AgentResult, CallRecord
 from novel_desktop.analysis.style_metrics import StyleMetrics, compute_metrics, profile_from_samples
 from novel_desktop.domain.agent_returns import RequiresUserDecision
 from novel_desktop.domain.characters import Relationships
@@ -42,8 +42,8 @@ from novel_desktop.domain.style import StyleProfile
 from novel_desktop.domain.world import WorldRules
 from novel_desktop.paths import resource
 from novel_desktop.pipeline.interaction import InteractionManager, resolve_gate
-from novel_desktop.pipeline.ports import AgentResult, CallRecord
 from novel_desktop.storage import layout
+from novel_desktop.storage.aio import db
 from novel_desktop.storage.engine import writer
 from novel_desktop.storage.store import NovelStore, dumps, empty_state
 from novel_desktop.storage.tables import (
@@ -105,11 +105,6 @@ class StepReport:
 
 
 # ---------------------------------------------------------------------------- shared helpers
-async def db(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Run a synchronous store call in a worker thread (SQLite never blocks the event loop)."""
-    return await asyncio.to_thread(fn, *args, **kwargs)
-
-
 async def ask(
     store: NovelStore,
     interaction: InteractionManager,

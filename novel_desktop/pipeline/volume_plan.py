@@ -29,11 +29,11 @@ from novel_desktop.pipeline.quick_start import (
     PlanningAgents,
     StepReport,
     ask,
-    db,
     question,
     spec,
 )
 from novel_desktop.storage import layout
+from novel_desktop.storage.aio import db
 from novel_desktop.storage.store import NovelStore, dumps
 
 #: Seed 004 §6 Layer 2: a volume has 30-50 chapters.
