@@ -11,7 +11,7 @@ from typing import Any
 
 from novel_desktop.cli.common import CliError, print_json
 from novel_desktop.storage import lock
-from novel_desktop.storage.engine import make_engine
+from novel_desktop.storage.maintenance import clear_stale_lock
 from novel_desktop.storage.migrations import SchemaError
 from novel_desktop.storage.store import PLATFORMS, NovelStore, StoreError
 
@@ -199,13 +199,10 @@ def cmd_unlock(args: argparse.Namespace) -> int:
     path = Path(args.novel)
     if not path.is_file():
         raise CliError(f"找不到小说文件：{path} (no such novel file)", 2)
-    engine = make_engine(path)
     try:
-        removed = lock.clear_stale(engine, force=args.force)
+        removed = clear_stale_lock(path, force=args.force)
     except lock.ProjectLocked as exc:
         raise CliError(f"{exc}（如确认对方已退出，可加 --force）", EXIT_LOCKED) from None
-    finally:
-        engine.dispose()
     if removed is None:
         print("没有写入锁 (no lock)")
     else:

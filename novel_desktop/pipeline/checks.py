@@ -23,8 +23,6 @@ from dataclasses import dataclass, field
 from statistics import mean
 from typing import Any
 
-from sqlmodel import Session
-
 from novel_desktop.agents.planning import AuditFinding, AuditReply, audit_context, character_context
 from novel_desktop.analysis.novel_analysis import analyze_store
 from novel_desktop.analysis.style_metrics import StyleMetrics, drift
@@ -45,9 +43,8 @@ from novel_desktop.pipeline.quick_start import (
 from novel_desktop.pipeline.volume_plan import PlanParams, plan_params, set_plan_params, volume_range
 from novel_desktop.storage import layout
 from novel_desktop.storage.aio import db
-from novel_desktop.storage.engine import writer
+from novel_desktop.storage.maintenance import rewrite_state_snapshot
 from novel_desktop.storage.store import NovelStore, dumps
-from novel_desktop.storage.tables import StateSnapshotRow
 
 BRIEF_EVERY = 5
 DRIFT_EVERY = 5
@@ -382,11 +379,7 @@ def cleanup_state(store: NovelStore, chapter: int, absent_for: int | None = None
             keep.append(ch.id)
     pruned = prune_state(state, keep)
     if pruned != state:
-        with Session(writer(store.engine)) as s, s.begin():
-            row = s.get(StateSnapshotRow, int(state.get("state_version", 0)))
-            if row is not None:
-                row.content = dumps(pruned)
-                s.add(row)
+        rewrite_state_snapshot(store, int(state.get("state_version", 0)), pruned)
     return retired
 
 

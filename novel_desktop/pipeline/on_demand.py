@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import Field, ValidationError, model_validator
-from sqlmodel import Session
 
 from novel_desktop.domain.characters import Character, Relationship, Relationships
 from novel_desktop.domain.common import SeedModel, iso_now
@@ -37,9 +36,8 @@ from novel_desktop.llm.structured import StructuredOutputError, call_structured,
 from novel_desktop.pipeline.interaction import InteractionManager, resolve_gate
 from novel_desktop.storage import layout
 from novel_desktop.storage.aio import db
-from novel_desktop.storage.engine import writer
+from novel_desktop.storage.maintenance import replace_evaluation
 from novel_desktop.storage.store import NovelStore, StoreError, dumps
-from novel_desktop.storage.tables import EvaluationRow, PipelineLogRow
 
 RULES = "world/rules.json"
 WORLD_CHANGELOG = "world/changelog.md"
@@ -545,49 +543,9 @@ def store_reevaluation(
     """
     if not store.writable:
         raise OnDemandError("这部小说以只读方式打开 (the novel is open read-only)")
-    now = iso_now()
-    data = {**evaluation.to_json_dict(), "chapter": chapter}
-    overall = data.get("overall")
-    with Session(writer(store.engine), expire_on_commit=False) as s, s.begin():
-        old_row = s.get(EvaluationRow, chapter)
-        old = json.loads(old_row.content) if old_row else None
-        log_row = s.get(PipelineLogRow, chapter)
-        log: dict[str, Any] = (
-            json.loads(log_row.content) if log_row else {"chapter": chapter, "started_at": now}
-        )
-        history = list(log.get("previous_evaluations") or [])
-        if old is not None:
-            history.append({"replaced_at": now, "replaced_by": how, "evaluation": old})
-        log["previous_evaluations"] = history
-        log.setdefault("stages", []).append(
-            {
-                "name": how,
-                "model": model,
-                "input_tokens": 0,
-                "output_tokens": 0,
-                "duration_ms": 0,
-                "cost_usd": round(cost_usd, 6),
-            }
-        )
-        total = float(log.get("total_cost_usd") or 0.0) + cost_usd
-        log["total_cost_usd"] = round(total, 6)
-        s.merge(
-            EvaluationRow(
-                chapter=chapter,
-                content=json.dumps(data, ensure_ascii=False, indent=2),
-                overall=float(overall) if isinstance(overall, int | float) else None,
-                recommendation=data.get("recommendation"),
-                updated_at=now,
-            )
-        )
-        s.merge(
-            PipelineLogRow(
-                chapter=chapter,
-                content=json.dumps(log, ensure_ascii=False, indent=2),
-                total_cost_usd=round(total, 6),
-                updated_at=now,
-            )
-        )
+    old = replace_evaluation(
+        store, chapter, evaluation.to_json_dict(), how=how, model=model, cost_usd=cost_usd
+    )
     old_overall = old.get("overall") if isinstance(old, dict) else None
     return float(old_overall) if isinstance(old_overall, int | float) else None
 

@@ -20,8 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from sqlmodel import Session, col, delete, select
-
 from novel_desktop.agents.planning import (
     CharacterReply,
     PlanReply,
@@ -34,7 +32,6 @@ from novel_desktop.agents.ports import AgentResult, CallRecord
 from novel_desktop.analysis.style_metrics import StyleMetrics, compute_metrics, profile_from_samples
 from novel_desktop.domain.agent_returns import RequiresUserDecision
 from novel_desktop.domain.characters import Relationships
-from novel_desktop.domain.common import iso_now
 from novel_desktop.domain.novel_ask import AnswerSpec, QuestionSpec
 from novel_desktop.domain.platforms import PLATFORMS
 from novel_desktop.domain.storylines import StorylinesFile, StorylineSpec
@@ -44,16 +41,8 @@ from novel_desktop.paths import resource
 from novel_desktop.pipeline.interaction import InteractionManager, resolve_gate
 from novel_desktop.storage import layout
 from novel_desktop.storage.aio import db
-from novel_desktop.storage.engine import writer
-from novel_desktop.storage.store import NovelStore, dumps, empty_state
-from novel_desktop.storage.tables import (
-    ChapterRevisionRow,
-    ChapterRow,
-    EvaluationRow,
-    PipelineLogRow,
-    StateSnapshotRow,
-    SummaryRow,
-)
+from novel_desktop.storage.maintenance import drop_chapters
+from novel_desktop.storage.store import NovelStore, dumps
 
 T = TypeVar("T")
 
@@ -667,21 +656,7 @@ def reset_trial(store: NovelStore, *, everything: bool) -> None:
     (old snapshots stay for the record). 重来 also drops the brief, world, characters, storylines and style.
     """
     chapters = [c.number for c in store.list_chapters() if c.number <= TRIAL_CHAPTERS]
-    version = store.state_version()
-    with Session(writer(store.engine)) as s, s.begin():
-        for table in (SummaryRow, EvaluationRow, ChapterRevisionRow):
-            s.exec(delete(table).where(col(table.chapter).in_(chapters)))
-        s.exec(delete(PipelineLogRow).where(col(PipelineLogRow.chapter).in_(chapters)))
-        for row in s.exec(select(ChapterRow).where(col(ChapterRow.number).in_(chapters))):
-            s.delete(row)
-        s.add(
-            StateSnapshotRow(
-                state_version=version + 1,
-                chapter=0,
-                content=dumps({**empty_state(), "state_version": version + 1}),
-                created_at=iso_now(),
-            )
-        )
+    drop_chapters(store, chapters)
     store.clear_staging()
     doomed = ["style-profile.json", layout.GLOBAL_FORESHADOWING]
     if everything:
