@@ -15,8 +15,9 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import Field, model_validator
 
+from novel_desktop.agents.calls import structured_call
 from novel_desktop.agents.context import estimate_tokens, trim_to_tokens
-from novel_desktop.agents.ports import AgentResult, CallRecord
+from novel_desktop.agents.ports import AgentResult
 from novel_desktop.agents.templates import render_template
 from novel_desktop.domain.agent_returns import RequiresUserDecision
 from novel_desktop.domain.characters import Character, Relationship
@@ -26,9 +27,8 @@ from novel_desktop.domain.foreshadowing import VolumeForeshadowing
 from novel_desktop.domain.storylines import StorylineSchedule, StorylinesFile
 from novel_desktop.domain.style import StyleProfile
 from novel_desktop.domain.world import WorldRules
-from novel_desktop.llm.client import LLMClient, LLMResponse, PromptBlock
+from novel_desktop.llm.client import LLMClient
 from novel_desktop.llm.roles import AgentRole
-from novel_desktop.llm.structured import call_structured
 from novel_desktop.storage import layout
 from novel_desktop.storage.store import NovelStore
 
@@ -289,29 +289,10 @@ class LLMPlanningAgents:
     def __init__(self, client: LLMClient) -> None:
         self.client = client
 
-    def _record(self, response: LLMResponse) -> CallRecord:
-        usage = response.usage
-        return CallRecord(
-            role=response.role.value,
-            model=response.model,
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
-            cache_creation_input_tokens=usage.cache_creation_input_tokens,
-            cache_read_input_tokens=usage.cache_read_input_tokens,
-            duration_ms=response.duration_ms,
-            cost_usd=usage.cost(self.client.settings.price_for(response.model)),
-            attempts=response.attempts,
-        )
-
     async def _call(
         self, role: AgentRole, template: str, context: dict[str, str], model: type[M], what: str
     ) -> AgentResult[M]:
-        prompt = render_template(template, context)
-        blocks = [PromptBlock(text, cache=True) for text in prompt.system_blocks if text.strip()]
-        result = await call_structured(
-            self.client, role, blocks, [{"role": "user", "content": prompt.user}], model, what=what
-        )
-        return AgentResult(result.value, [self._record(r) for r in result.responses], list(result.warnings))
+        return await structured_call(self.client, role, render_template(template, context), model, what=what)
 
     async def world(self, context: dict[str, str]) -> AgentResult[WorldReply]:
         """WorldBuilder: rules, documents and storylines, or a decision on a conflict with a hard rule."""

@@ -140,7 +140,7 @@ async def _with_orchestrator(
         refuse_non_interactive,
     )
     from novel_desktop.pipeline.orchestrator import Orchestrator
-    from novel_desktop.pipeline.quick_start import LifecycleError
+    from novel_desktop.pipeline.steps import LifecycleError
 
     answers = _answers(args.answers_file)
     loaded = load_settings()

@@ -24,6 +24,7 @@ from statistics import mean
 from typing import Any
 
 from novel_desktop.agents.planning import AuditFinding, AuditReply, audit_context, character_context
+from novel_desktop.agents.ports import PlanningAgents
 from novel_desktop.analysis.novel_analysis import analyze_store
 from novel_desktop.analysis.style_metrics import StyleMetrics, drift
 from novel_desktop.domain.characters import Character
@@ -31,15 +32,8 @@ from novel_desktop.domain.foreshadowing import GlobalForeshadowing, VolumeForesh
 from novel_desktop.domain.state_ops import prune_state
 from novel_desktop.domain.style import StyleProfile
 from novel_desktop.pipeline.interaction import AnswersNeeded, InteractionManager
-from novel_desktop.pipeline.quick_start import (
-    PlanningAgents,
-    StepReport,
-    add_usage,
-    ask,
-    ask_decision,
-    question,
-    spec,
-)
+from novel_desktop.pipeline.quick_start import store_characters
+from novel_desktop.pipeline.steps import StepReport, add_usage, ask, consult, question, spec
 from novel_desktop.pipeline.volume_plan import PlanParams, plan_params, set_plan_params, volume_range
 from novel_desktop.storage import layout
 from novel_desktop.storage.aio import db
@@ -542,28 +536,27 @@ async def add_character(
     store: NovelStore, agents: PlanningAgents, interaction: InteractionManager, description: str, tag: str
 ) -> StepReport:
     """CharacterWeaver (新增角色) for one described character; a contract decision becomes a question."""
-    from novel_desktop.pipeline.quick_start import _store_characters
-
     context = await db(character_context, store, "新增角色", description)
-    report = StepReport("")
-    for attempt in range(2):
-        result = await agents.characters(context)
-        report.calls += result.calls
-        report.warnings += result.warnings
-        if result.value is None:
+    path = f"{layout.NOVEL_ASK_DIR}{tag}-character.answers.json"
+    done = await consult(
+        store,
+        interaction,
+        agents.characters,
+        context,
+        request=description,
+        topic="character decision",
+        answer_path=path,
+    )
+    report = StepReport("", calls=done.calls, warnings=done.warnings)
+    if done.reply is None:
+        if done.outcome == "unparsable":
             report.warnings.append("CharacterWeaver 的输出无法解析，新角色未加入")
-            return report
-        decision = result.value.decision()
-        if decision is None:
-            report.written = await db(_store_characters, store, result.value)
-            report.message = "新增角色：" + "、".join(c.name for c in result.value.characters)
-            await db(add_usage, store, report.calls)
-            return report
-        if attempt == 0:
-            path = f"{layout.NOVEL_ASK_DIR}{tag}-character.answers.json"
-            choice = await ask_decision(store, interaction, decision, "character decision", path)
-            context = {**context, "update_request": f"{description}\n\n作者的决定：{choice}"}
-    report.warnings.append("CharacterWeaver 仍需要作者决定，新角色未加入")
+        else:
+            report.warnings.append("CharacterWeaver 仍需要作者决定，新角色未加入")
+        return report
+    report.written = await db(store_characters, store, done.reply)
+    report.message = "新增角色：" + "、".join(c.name for c in done.reply.characters)
+    await db(add_usage, store, report.calls)
     return report
 
 
@@ -681,26 +674,25 @@ async def propagate_rule_change(
             f"{who}：{'、'.join(ids)}" for who, ids in impact.contracts.items()
         )
         context = await db(character_context, store, "更新角色", request)
-        for attempt in range(2):
-            result = await agents.characters(context)
-            report.calls += result.calls
-            report.warnings += result.warnings
-            if result.value is None:
-                report.warnings.append("CharacterWeaver 的输出无法解析，角色契约未更新")
-                break
-            decision = result.value.decision()
-            if decision is None:
-                for ch in result.value.characters:
-                    path = f"characters/active/{ch.id}.json"
-                    await db(store.put_document, path, dumps({**ch.to_json_dict(), "status": "active"}))
-                    report.written.append(path)
-                break
-            if attempt == 0:
-                path = f"{layout.NOVEL_ASK_DIR}rule-change-{key}-contracts.answers.json"
-                choice = await ask_decision(store, interaction, decision, "contract change", path)
-                if "驳回" in choice:
-                    break
-                context = {**context, "update_request": f"{request}\n\n作者的决定：{choice}"}
+        path = f"{layout.NOVEL_ASK_DIR}rule-change-{key}-contracts.answers.json"
+        done = await consult(
+            store,
+            interaction,
+            agents.characters,
+            context,
+            request=request,
+            topic="contract change",
+            answer_path=path,
+            declines=lambda choice: "驳回" in choice,
+        )
+        report.calls += done.calls
+        report.warnings += done.warnings
+        if done.outcome == "unparsable":
+            report.warnings.append("CharacterWeaver 的输出无法解析，角色契约未更新")
+        for ch in done.reply.characters if done.reply is not None else []:
+            path = f"characters/active/{ch.id}.json"
+            await db(store.put_document, path, dumps({**ch.to_json_dict(), "status": "active"}))
+            report.written.append(path)
     report.written += await db(_annotate_chapters, store, impact)
     await db(add_usage, store, report.calls)
     report.message += f"\n已更新 {len(report.written)} 份契约"

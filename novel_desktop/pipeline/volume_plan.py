@@ -20,18 +20,12 @@ from typing import Any
 
 from novel_desktop.agents.context import outline_sections
 from novel_desktop.agents.planning import VolumePlan, plot_context
+from novel_desktop.agents.ports import PlanningAgents
 from novel_desktop.domain.contracts import ChapterContract
 from novel_desktop.domain.foreshadowing import ForeshadowItem
 from novel_desktop.domain.novel_ask import QuestionSpec
 from novel_desktop.pipeline.interaction import InteractionManager
-from novel_desktop.pipeline.quick_start import (
-    LifecycleError,
-    PlanningAgents,
-    StepReport,
-    ask,
-    question,
-    spec,
-)
+from novel_desktop.pipeline.steps import LifecycleError, StepReport, ask, question, spec
 from novel_desktop.storage import layout
 from novel_desktop.storage.aio import db
 from novel_desktop.storage.store import NovelStore, dumps
