@@ -26,7 +26,7 @@ from novel_desktop.domain.contracts import ChapterContract
 from novel_desktop.domain.foreshadowing import VolumeForeshadowing
 from novel_desktop.domain.storylines import StorylineSchedule, StorylinesFile
 from novel_desktop.domain.style import StyleProfile
-from novel_desktop.domain.world import WorldRules
+from novel_desktop.domain.world import WorldRule
 from novel_desktop.llm.client import LLMClient
 from novel_desktop.llm.roles import AgentRole
 from novel_desktop.storage import layout
@@ -71,10 +71,17 @@ class WorldDocument(SeedModel):
     content: str
 
 
+class ReplyRules(SeedModel):
+    """The rules a WorldBuilder reply lists. An incremental update may reuse taken ids (the merge renumbers
+    them), so unlike :class:`WorldRules` there is no uniqueness check here."""
+
+    rules: list[WorldRule] = Field(default_factory=list)
+
+
 class WorldReply(_DecisionFields):
     """prompts/world_builder.md: rules, narrative documents and (at initialisation) storylines."""
 
-    rules: WorldRules | None = None
+    rules: ReplyRules | None = None
     documents: list[WorldDocument] = Field(default_factory=list)
     storylines: StorylinesFile | None = None
     changed_rule_ids: list[str] = Field(default_factory=list)
@@ -325,6 +332,7 @@ __all__ = [
     "CharacterReply",
     "LLMPlanningAgents",
     "PlanReply",
+    "ReplyRules",
     "VolumePlan",
     "WorldDocument",
     "WorldReply",

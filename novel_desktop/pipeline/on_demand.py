@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from novel_desktop.agents.judge import BatchReport
-from novel_desktop.agents.planning import CharacterReply, WorldReply
+from novel_desktop.agents.planning import CharacterReply, ReplyRules, WorldReply
 from novel_desktop.agents.ports import CallRecord, JudgeAgent, PlanningAgents
 from novel_desktop.domain.characters import Character, Relationship, Relationships
 from novel_desktop.domain.common import iso_now
@@ -210,7 +210,7 @@ def _next_rule_id(taken: set[str]) -> str:
 
 
 def merge_world_rules(
-    existing: WorldRules, reply: WorldRules, changed: Sequence[str]
+    existing: WorldRules, reply: ReplyRules | WorldRules, changed: Sequence[str]
 ) -> tuple[WorldRules, list[str]]:
     """Existing rules stay (hard ones are never dropped); changed ones are replaced; new ones get new ids.
 
@@ -283,7 +283,7 @@ async def extend_world(
 
 
 def _apply_world(
-    store: NovelStore, reply: WorldReply, rules: WorldRules
+    store: NovelStore, reply: WorldReply, rules: ReplyRules
 ) -> tuple[list[str], list[str], list[str]]:
     """Merge and store the reply: the paths written, the rule ids added, and the existing ones it changed."""
     existing = WorldRules.model_validate(store.document_json(RULES) or {"rules": []})

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
+from pydantic import ValidationError
+
 from novel_desktop.agents.planning import (
     CharacterReply,
     WorldReply,
@@ -152,7 +154,10 @@ async def build_world(
             raise LifecycleError("WorldBuilder 的输出无法解析，设定未写入；重新运行即可重试")
         raise LifecycleError("WorldBuilder 仍需要作者决定，设定未写入")
     assert reply.rules is not None
-    rules, dropped = _light_rules(reply.rules)
+    try:
+        rules, dropped = _light_rules(WorldRules.model_validate(reply.rules.to_json_dict()))
+    except ValidationError:
+        raise LifecycleError("WorldBuilder 给出的规则编号重复，设定未写入；重新运行即可重试") from None
     report.warnings += dropped
     report.written = await db(_store_world, store, reply, rules)
     hard = len(rules.hard_rules())
