@@ -232,14 +232,14 @@ def cmd_review(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """``novel check``: the due periodic checks now, or a world-rule change's propagation."""
-    from novel_desktop.pipeline import checks
+    from novel_desktop.pipeline import checks, rule_change
 
     with _open(args) as session:
         store = session.store
 
         async def body(orch: Orchestrator) -> int:
             if args.rule_changed:
-                impact = await checks.propagate_rule_change(
+                impact = await rule_change.propagate_rule_change(
                     store, orch.planning, orch.interaction, list(args.rule_changed)
                 )
                 print(impact.message)

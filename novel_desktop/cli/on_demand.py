@@ -179,8 +179,8 @@ def cmd_character_retire(args: argparse.Namespace) -> int:
 
 
 def cmd_world_extend(args: argparse.Namespace) -> int:
-    from novel_desktop.pipeline.checks import propagate_rule_change
     from novel_desktop.pipeline.on_demand import extend_world
+    from novel_desktop.pipeline.rule_change import propagate_rule_change
 
     with open_session(args.novel, write=True, responder=_responder(args)) as session:
 

@@ -567,7 +567,7 @@ class PipelineController(QObject):
                     lines, cost = [result.message, *result.warnings], result.cost_usd
                     if result.rule_ids:
                         # §6.5.5: the contracts the new or changed rules touch, and the offer to update them.
-                        from novel_desktop.pipeline.checks import propagate_rule_change
+                        from novel_desktop.pipeline.rule_change import propagate_rule_change
 
                         impact = await propagate_rule_change(
                             store, session.agents.planning, interaction, result.rule_ids

@@ -1,5 +1,4 @@
-"""Periodic checks, the volume review and contract change propagation (seed 004 §6 Layer 2c-2d, Layer 3,
-§6.5.5, §8.2, §8.5; 001 §10.2-§10.3).
+"""Periodic checks and the volume review (seed 004 §6 Layer 2c-2d, Layer 3, §8.2, §8.5; 001 §10.2-§10.3).
 
 - every 5 chapters: the quality brief (mean score, problem chapters) with 继续 / 回看 / 调整方向, and the
   style drift of the last 5 chapters against the profile, written to ``style-drift.json`` (which the writer
@@ -8,9 +7,9 @@
   over the window's summaries; a finding of high severity pauses the loop (§10.3 一致性检查失败 → 暂停);
 - at a volume's last chapter: the review (full-volume audit, foreshadowing completion, setups for the next
   volume, state cleanup per §8.5, the volume's final state archived) and the question leading to the next
-  volume's planning;
-- a changed world rule lists the character contracts and unwritten chapter contracts it affects and offers
-  to update them.
+  volume's planning.
+
+A changed world rule's propagation (§6.5.5) is :mod:`novel_desktop.pipeline.rule_change`.
 
 :func:`after_chapter` is what the writing loops call after each committed chapter.
 """
@@ -27,13 +26,12 @@ from novel_desktop.agents.planning import AuditFinding, AuditReply, audit_contex
 from novel_desktop.agents.ports import PlanningAgents
 from novel_desktop.analysis.novel_analysis import analyze_store
 from novel_desktop.analysis.style_metrics import StyleMetrics, drift
-from novel_desktop.domain.characters import Character
 from novel_desktop.domain.foreshadowing import GlobalForeshadowing, VolumeForeshadowing, overdue
 from novel_desktop.domain.state_ops import prune_state
 from novel_desktop.domain.style import StyleProfile
 from novel_desktop.pipeline.interaction import AnswersNeeded, InteractionManager
 from novel_desktop.pipeline.quick_start import store_characters
-from novel_desktop.pipeline.steps import StepReport, add_usage, ask, consult, question, spec
+from novel_desktop.pipeline.steps import StepReport, add_usage, ask, character_files, consult, question, spec
 from novel_desktop.pipeline.volume_plan import PlanParams, plan_params, set_plan_params, volume_range
 from novel_desktop.storage import layout
 from novel_desktop.storage.aio import db
@@ -330,19 +328,6 @@ async def checks_now(
 
 
 # ---------------------------------------------------------------------------- state cleanup (§8.5)
-def _character_files(store: NovelStore) -> list[Character]:
-    out = []
-    for path in store.list_documents("characters/active/"):
-        data = store.document_json(path) if path.endswith(".json") else None
-        if isinstance(data, dict):
-            data.setdefault("id", path.rsplit("/", 1)[-1].removesuffix(".json"))
-            try:
-                out.append(Character.model_validate(data))
-            except ValueError:
-                continue
-    return out
-
-
 def cleanup_state(store: NovelStore, chapter: int, absent_for: int | None = None) -> list[str]:
     """Retire characters absent for ``absent_for`` chapters and prune the state to the active cast.
 
@@ -355,7 +340,7 @@ def cleanup_state(store: NovelStore, chapter: int, absent_for: int | None = None
     retired: list[str] = []
     keep: list[str] = []
     state = store.current_state()
-    for ch in _character_files(store):
+    for ch in character_files(store):
         seen = analysis.entities.appearances.get(ch.id)
         if seen is not None and seen.last_chapter is not None:
             last = seen.last_chapter
@@ -557,143 +542,4 @@ async def add_character(
     report.written = await db(store_characters, store, done.reply)
     report.message = "新增角色：" + "、".join(c.name for c in done.reply.characters)
     await db(add_usage, store, report.calls)
-    return report
-
-
-# ---------------------------------------------------------------------------- change propagation (§6.5.5)
-@dataclass
-class RuleImpact:
-    """What a changed world rule touches: character contracts by character, and unwritten chapters."""
-
-    rule_ids: list[str]
-    contracts: dict[str, list[str]] = field(default_factory=dict)
-    chapters: dict[int, str] = field(default_factory=dict)
-
-    @property
-    def empty(self) -> bool:
-        return not self.contracts and not self.chapters
-
-    def lines(self) -> list[str]:
-        out = [f"规则 {'、'.join(self.rule_ids)} 变更影响："]
-        out += [f"  角色 {who}：{'、'.join(ids)}" for who, ids in self.contracts.items()]
-        out += [f"  第{n}章契约（{path}）" for n, path in sorted(self.chapters.items())]
-        if self.empty:
-            out.append("  没有受影响的角色契约或待写章节契约")
-        return out
-
-
-_CJK = re.compile(r"[\u4e00-\u9fff]{2,}")
-
-
-def _bigrams(text: str) -> set[str]:
-    return {w[i : i + 2] for w in _CJK.findall(text) for i in range(len(w) - 1)}
-
-
-def rule_change_impact(store: NovelStore, rule_ids: list[str]) -> RuleImpact:
-    """The character contracts and unwritten chapter contracts a change of ``rule_ids`` affects.
-
-    A character contract is affected when it names the rule, or shares at least three two-character terms
-    with the rule's text (a capability bounded by the rule without citing it). A chapter contract is affected
-    when it is not written yet and requires the rule or cites it in an acceptance criterion.
-    """
-    rules = {r.get("id"): r for r in (store.document_json("world/rules.json") or {}).get("rules") or []}
-    impact = RuleImpact(list(rule_ids))
-    terms = {rid: _bigrams(str(rules.get(rid, {}).get("rule", ""))) for rid in rule_ids}
-    for ch in _character_files(store):
-        hits = []
-        for c in ch.contracts:
-            text = " ".join([c.rule, *c.exceptions, c.update_requires or ""])
-            if any(rid in text or len(terms[rid] & _bigrams(text)) >= 3 for rid in rule_ids):
-                hits.append(c.id)
-        if hits:
-            impact.contracts[ch.id] = hits
-    last = int(store.checkpoint().get("last_completed_chapter") or 0)
-    for path in store.list_documents("volumes/"):
-        if "/chapter-contracts/" not in path:
-            continue
-        data = store.document_json(path) or {}
-        n = int(data.get("chapter") or 0)
-        if n <= last:
-            continue
-        required = (data.get("preconditions") or {}).get("required_world_rules") or []
-        criteria = " ".join(data.get("acceptance_criteria") or [])
-        if any(rid in required or rid in criteria for rid in rule_ids):
-            impact.chapters[n] = path
-    return impact
-
-
-def _annotate_chapters(store: NovelStore, impact: RuleImpact) -> list[str]:
-    rules = {r.get("id"): r for r in (store.document_json("world/rules.json") or {}).get("rules") or []}
-    written = []
-    for path in impact.chapters.values():
-        data = store.document_json(path) or {}
-        criteria = list(data.get("acceptance_criteria") or [])
-        for rid in impact.rule_ids:
-            note = f"遵守变更后的 {rid}：{rules.get(rid, {}).get('rule', '')}"
-            if note not in criteria:
-                criteria.append(note)
-            required = data.setdefault("preconditions", {}).setdefault("required_world_rules", [])
-            if rid not in required:
-                required.append(rid)
-        data["acceptance_criteria"] = criteria
-        store.put_document(path, dumps(data))
-        written.append(path)
-    return written
-
-
-async def propagate_rule_change(
-    store: NovelStore, agents: PlanningAgents, interaction: InteractionManager, rule_ids: list[str]
-) -> StepReport:
-    """List what a world-rule change affects and offer to update it (§6.5.5 变更传播链).
-
-    On 更新: CharacterWeaver (更新角色) revises the affected contracts — a contract change comes back as
-    ``requires_user_decision`` and is asked — and each affected unwritten chapter contract gets the changed
-    rule in its required rules and an acceptance criterion.
-    """
-    impact = await db(rule_change_impact, store, rule_ids)
-    report = StepReport("\n".join(impact.lines()))
-    if impact.empty:
-        return report
-    key = "-".join(rule_ids).lower()
-    q = spec(
-        "rule change propagation",
-        question(
-            "propagate",
-            "契约更新",
-            "；".join(impact.lines()) + "。要更新这些契约吗？",
-            options=[("更新", "推荐：更新受影响的角色契约和章节契约"), ("暂不更新", "只记录影响，不改契约")],
-            default="更新",
-        ),
-    )
-    answer = await ask(store, interaction, q, f"{layout.NOVEL_ASK_DIR}rule-change-{key}.answers.json")
-    if answer.answers.get("propagate") != "更新":
-        report.message += "\n作者选择暂不更新"
-        return report
-    if impact.contracts:
-        request = f"世界规则 {'、'.join(rule_ids)} 已变更。请按新规则更新受影响的契约：" + "；".join(
-            f"{who}：{'、'.join(ids)}" for who, ids in impact.contracts.items()
-        )
-        context = await db(character_context, store, "更新角色", request)
-        path = f"{layout.NOVEL_ASK_DIR}rule-change-{key}-contracts.answers.json"
-        done = await consult(
-            store,
-            interaction,
-            agents.characters,
-            context,
-            request=request,
-            topic="contract change",
-            answer_path=path,
-            declines=lambda choice: "驳回" in choice,
-        )
-        report.calls += done.calls
-        report.warnings += done.warnings
-        if done.outcome == "unparsable":
-            report.warnings.append("CharacterWeaver 的输出无法解析，角色契约未更新")
-        for ch in done.reply.characters if done.reply is not None else []:
-            path = f"characters/active/{ch.id}.json"
-            await db(store.put_document, path, dumps({**ch.to_json_dict(), "status": "active"}))
-            report.written.append(path)
-    report.written += await db(_annotate_chapters, store, impact)
-    await db(add_usage, store, report.calls)
-    report.message += f"\n已更新 {len(report.written)} 份契约"
     return report

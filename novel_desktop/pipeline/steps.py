@@ -15,6 +15,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from novel_desktop.agents.ports import AgentResult, CallRecord
 from novel_desktop.domain.agent_returns import RequiresUserDecision
+from novel_desktop.domain.characters import Character
 from novel_desktop.domain.novel_ask import AnswerSpec, QuestionSpec
 from novel_desktop.pipeline.interaction import InteractionManager, resolve_gate
 from novel_desktop.storage.store import NovelStore
@@ -121,6 +122,20 @@ def add_usage(store: NovelStore, calls: Sequence[CallRecord]) -> None:
     store.set_meta("planning_usage", json.dumps(total, ensure_ascii=False))
 
 
+def character_files(store: NovelStore) -> list[Character]:
+    """The active characters whose profiles parse (a broken file is skipped, not fatal)."""
+    out = []
+    for path in store.list_documents("characters/active/"):
+        data = store.document_json(path) if path.endswith(".json") else None
+        if isinstance(data, dict):
+            data.setdefault("id", path.rsplit("/", 1)[-1].removesuffix(".json"))
+            try:
+                out.append(Character.model_validate(data))
+            except ValueError:
+                continue
+    return out
+
+
 # ---------------------------------------------------------------------------- the decision loop
 class _MayDecide(Protocol):
     def decision(self) -> RequiresUserDecision | None: ...
@@ -192,6 +207,7 @@ __all__ = [
     "add_usage",
     "ask",
     "ask_decision",
+    "character_files",
     "consult",
     "question",
     "spec",
