@@ -49,8 +49,6 @@ T = TypeVar("T")
 SECONDARY_EVAL = "evaluations/chapter-{n}-eval-secondary.json"
 GATE_NOTES = "state/chapter-{n}-gate.json"
 
-LOW_SCORE_CHOICES = ("自动修订", "手动改", "接受")
-
 
 class PipelineError(Exception):
     """A stage could not produce what the next one needs; the chapter stays staged and resumable."""

@@ -21,7 +21,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from novel_desktop.agents.context import outline_sections
 from novel_desktop.agents.ports import ChapterAgents, PlanningAgents
 from novel_desktop.domain.checkpoint import OrchestratorState as S
 from novel_desktop.llm.errors import LLMError
@@ -483,14 +482,6 @@ class Orchestrator:
         return summary
 
 
-def volume_of_chapter(store: NovelStore, chapter: int) -> int | None:
-    """The planned volume whose outline holds ``chapter``."""
-    for path in store.list_documents("volumes/"):
-        if path.endswith("/outline.md") and chapter in outline_sections(store.document(path) or ""):
-            return int(path.split("/")[1].removeprefix("vol-"))
-    return None
-
-
 __all__ = [
     "ChecksReported",
     "Orchestrator",
@@ -505,5 +496,4 @@ __all__ = [
     "effective_state",
     "recommend",
     "render",
-    "volume_of_chapter",
 ]

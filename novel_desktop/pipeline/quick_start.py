@@ -55,7 +55,6 @@ TRIAL_ANSWER = f"{layout.NOVEL_ASK_DIR}quick-start-review{{round}}.answers.json"
 QUICK_START_META = "quick_start"
 ROUND_META = "quick_start_round"
 STYLE_TEMPLATE_DIR = ("style_templates",)
-TRIAL_CHOICES = ("继续", "调整风格", "重来")
 
 
 def _round(store: NovelStore) -> str:

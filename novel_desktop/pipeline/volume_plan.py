@@ -32,7 +32,6 @@ from novel_desktop.storage.store import NovelStore, dumps
 
 #: Seed 004 §6 Layer 2: a volume has 30-50 chapters.
 DEFAULT_VOLUME_CHAPTERS = 30
-PLAN_CHOICES = ("确认", "修改", "调整章数")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s*第\s*\d+\s*章", re.M)
 
 
