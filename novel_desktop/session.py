@@ -154,6 +154,22 @@ class NovelSession:
             owns_store=True,
         )
 
+    @classmethod
+    def create(
+        cls,
+        path: str | Path,
+        *,
+        title: str,
+        genre: str | None = None,
+        platform: str = "web",
+        settings: LLMSettings | None = None,
+        responder: Responder | None = None,
+    ) -> NovelSession:
+        """Create a new novel file at ``path`` (never overwriting one) and open it, for writing, as a session
+        that owns the store. Raises ``StoreError`` (the file exists, an empty title, an unknown platform)."""
+        store = NovelStore.create(path, title=title, genre=genre, platform=platform)
+        return cls(store, settings=settings, responder=responder, owns_store=True)
+
     # ------------------------------------------------------------------ what the session builds, once
     @property
     def settings(self) -> LLMSettings:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from novel_desktop.cli.common import CliError
 from novel_desktop.cli.project import open_session, warn_settings
 from novel_desktop.cli.writing import EXIT_STOPPED, _answers, _Printer, responder_for
-from novel_desktop.storage.store import NovelStore, StoreError
+from novel_desktop.storage.store import StoreError
 
 if TYPE_CHECKING:  # the pipeline is imported only when a command runs, not at CLI start-up
     from novel_desktop.pipeline.orchestrator import Orchestrator
@@ -177,12 +177,13 @@ def _style_choice(args: argparse.Namespace) -> Any:
 def cmd_start(args: argparse.Namespace) -> int:
     """``novel start``: create the novel when missing; otherwise recommend, then advance."""
     from novel_desktop.pipeline.orchestrator import recommend
+    from novel_desktop.session import NovelSession
 
     path = Path(args.novel)
     style = _style_choice(args)
     if not path.exists():
         try:
-            NovelStore.create(path, title=args.title or path.stem).close()
+            NovelSession.create(path, title=args.title or path.stem).close()
         except StoreError as exc:
             raise CliError(str(exc), 2) from None
         print(f"已新建 {path}：开始快速起步 (created; quick start)")

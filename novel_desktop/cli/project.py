@@ -132,11 +132,13 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
+    from novel_desktop.session import NovelSession
+
     try:
-        store = NovelStore.create(args.novel, title=args.title, genre=args.genre, platform=args.platform)
+        session = NovelSession.create(args.novel, title=args.title, genre=args.genre, platform=args.platform)
     except StoreError as exc:
         raise CliError(str(exc), 2) from None
-    store.close()
+    session.close()
     print(f"已创建《{args.title}》：{args.novel} (created)")
     return 0
 
