@@ -219,6 +219,17 @@ class NovelSession:
             self._interaction = InteractionManager(self._responder)
         return self._interaction
 
+    async def reconfigure(
+        self, settings: LLMSettings | None = None, *, http_client: httpx2.AsyncClient | None = None
+    ) -> None:
+        """Use new settings (None: read the saved ones again on next use) and, optionally, a new HTTP client:
+        the current client is closed, and the next use of :attr:`client` or :attr:`agents` builds them anew.
+        For a window that keeps one session open while the author edits the settings."""
+        await self.aclose_client()
+        self._settings, self._settings_problem = settings, None
+        if http_client is not None:
+            self._http_client = http_client
+
     # ------------------------------------------------------------------ running and closing
     def run(self, work: Callable[[NovelSession], Awaitable[T]]) -> T:
         """Run ``work(self)`` on a new event loop (the CLI's ``asyncio.run``); the client is closed after it,

@@ -130,8 +130,24 @@ def test_a_closed_session_releases_the_novel(novel: Path, fake: FakeAnthropicSer
             _ = again.client
 
 
-def test_opening_a_novel_does_not_import_the_sdk(novel: Path) -> None:
-    """`import anthropic` costs over a second: opening a novel, reading its settings and status skip it."""
+def test_new_settings_give_a_new_client_on_next_use(novel: Path, fake: FakeAnthropicServer) -> None:
+    other = LLMSettings(provider="deepseek", retry=RETRY)
+
+    async def work(session: NovelSession) -> tuple[LLMClient, LLMClient, LLMClient]:
+        before = session.client
+        await session.reconfigure(other)
+        return before, session.client, session.agents.chapter.client
+
+    with NovelSession.open(novel) as session:
+        before, after, agents_client = session.run(work)
+        assert after is not before and after.settings is other
+        assert agents_client is after
+        assert session.settings is other
+
+
+def test_opening_a_novel_does_not_import_the_sdk_or_qt(novel: Path) -> None:
+    """`import anthropic` costs over a second: opening a novel, reading its settings and status skip it.
+    The composition root is core, too: no Qt."""
     code = (
         "import sys\n"
         "from novel_desktop.session import NovelSession\n"
@@ -139,7 +155,7 @@ def test_opening_a_novel_does_not_import_the_sdk(novel: Path) -> None:
         "s.settings\n"
         "s.store.checkpoint()\n"
         "s.close()\n"
-        "print('anthropic' in sys.modules)\n"
+        "print('anthropic' in sys.modules, any(m.startswith(('PySide6', 'qasync')) for m in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
-    assert out.stdout.strip() == "False"
+    assert out.stdout.strip() == "False False"
