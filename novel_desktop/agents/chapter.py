@@ -1,7 +1,7 @@
 """The chapter agents over the LLM client: ChapterWriter, Summarizer, StyleRefiner, QualityJudge, reviser.
 
 Each agent renders its template (``prompts/``) from the novel's facts, calls its role's model, and parses the
-output into domain models. This implements :class:`~novel_desktop.pipeline.ports.ChapterAgents`.
+output into domain models. This implements :class:`~novel_desktop.agents.ports.ChapterAgents`.
 """
 
 from __future__ import annotations
@@ -14,17 +14,18 @@ from typing import Any
 from pydantic import Field
 
 from novel_desktop.agents import facts as fact_sheet
+from novel_desktop.agents.calls import call_record, structured_call, system_blocks
 from novel_desktop.agents.context import NovelFacts, load_facts
+from novel_desktop.agents.judge import finish_evaluation
+from novel_desktop.agents.ports import AgentResult, ChapterBrief, SummaryOutput, WriteMode
 from novel_desktop.agents.templates import RenderedPrompt, render_template
 from novel_desktop.domain.common import SeedModel
 from novel_desktop.domain.evaluation import Evaluation
 from novel_desktop.domain.outline import section_title
 from novel_desktop.domain.refine import MAX_CHANGE_RATIO, RefineEdits
 from novel_desktop.domain.summary import ChapterSummary
-from novel_desktop.llm.client import LLMClient, LLMResponse, PromptBlock
+from novel_desktop.llm.client import LLMClient
 from novel_desktop.llm.roles import AgentRole
-from novel_desktop.llm.structured import StructuredResult, call_structured
-from novel_desktop.pipeline.ports import AgentResult, CallRecord, ChapterBrief, SummaryOutput, WriteMode
 from novel_desktop.storage.store import NovelStore
 
 _HINTS_BLOCK = re.compile(r"\n*```(?:json)?\s*\n(\{.*?\})\s*\n```\s*\Z", re.S)
@@ -76,28 +77,6 @@ class LLMChapterAgents:
             self._facts = await asyncio.to_thread(load_facts, self.store, chapter)
         return self._facts
 
-    def _record(self, response: LLMResponse) -> CallRecord:
-        usage = response.usage
-        price = self.client.settings.price_for(response.model)
-        return CallRecord(
-            role=response.role.value,
-            model=response.model,
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
-            cache_creation_input_tokens=usage.cache_creation_input_tokens,
-            cache_read_input_tokens=usage.cache_read_input_tokens,
-            duration_ms=response.duration_ms,
-            cost_usd=usage.cost(price),
-            attempts=response.attempts,
-        )
-
-    def _structured(self, result: StructuredResult[Any]) -> tuple[list[CallRecord], list[str]]:
-        return [self._record(r) for r in result.responses], list(result.warnings)
-
-    @staticmethod
-    def _blocks(prompt: RenderedPrompt) -> list[PromptBlock]:
-        return [PromptBlock(text, cache=True) for text in prompt.system_blocks if text.strip()]
-
     # ------------------------------------------------------------------ ChapterAgents
     async def brief(self, chapter: int) -> ChapterBrief:
         self._facts = None
@@ -131,7 +110,7 @@ class LLMChapterAgents:
             role = AgentRole.reviser if mode is WriteMode.REWRITE else AgentRole.chapter_writer
         response = await self.client.stream(
             role,
-            system=self._blocks(prompt),
+            system=system_blocks(prompt.system_blocks),
             messages=[{"role": "user", "content": prompt.user}],
             on_text=on_text,
             on_restart=on_reset,
@@ -141,23 +120,17 @@ class LLMChapterAgents:
             warnings.append(f"第 {brief.chapter} 章正文达到输出长度上限，结尾可能不完整")
         body, hints = split_writer_output(response.text, brief.chapter, brief.title)
         self._hints[brief.chapter] = hints
-        return AgentResult(body, [self._record(response)], warnings)
+        return AgentResult(body, [call_record(self.client, response)], warnings)
 
     async def summarize(self, brief: ChapterBrief, text: str) -> AgentResult[SummaryOutput]:
         facts = await self._load(brief.chapter)
         context = fact_sheet.summarizer_context(facts, text, self._hints.get(brief.chapter, ""))
         prompt = render_template("summarizer", context)
-        result = await call_structured(
-            self.client,
-            AgentRole.summarizer,
-            self._blocks(prompt),
-            [{"role": "user", "content": prompt.user}],
-            SummarizerReply,
-            what="摘要与状态补丁",
+        result = await structured_call(
+            self.client, AgentRole.summarizer, prompt, SummarizerReply, what="摘要与状态补丁"
         )
-        calls, warnings = self._structured(result)
         if result.value is None:
-            return AgentResult(None, calls, warnings)
+            return AgentResult(None, result.calls, result.warnings)
         reply = result.value
         line = reply.storyline_id or brief.storyline_id
         patch = dict(reply.patch) if reply.patch is not None else None
@@ -181,41 +154,21 @@ class LLMChapterAgents:
             cross_references=summary.cross_references,
             leak_risk=summary.leak_risk,
         )
-        return AgentResult(out, calls, warnings)
+        return AgentResult(out, result.calls, result.warnings)
 
     async def refine(self, brief: ChapterBrief, text: str) -> AgentResult[RefineEdits]:
         facts = await self._load(brief.chapter)
         budget = int(len(text) * MAX_CHANGE_RATIO)
         prompt = render_template("style_refiner", fact_sheet.refiner_context(facts, text, budget))
-        result = await call_structured(
-            self.client,
-            AgentRole.style_refiner,
-            self._blocks(prompt),
-            [{"role": "user", "content": prompt.user}],
-            RefineEdits,
-            what="润色修改清单",
+        return await structured_call(
+            self.client, AgentRole.style_refiner, prompt, RefineEdits, what="润色修改清单"
         )
-        calls, warnings = self._structured(result)
-        return AgentResult(result.value, calls, warnings)
 
     async def judge(self, brief: ChapterBrief, text: str, *, secondary: bool) -> AgentResult[Evaluation]:
         facts = await self._load(brief.chapter)
         prompt = render_template("quality_judge", fact_sheet.judge_context(facts, text))
         role = AgentRole.judge_secondary if secondary else AgentRole.quality_judge
-        result = await call_structured(
-            self.client,
-            role,
-            self._blocks(prompt),
-            [{"role": "user", "content": prompt.user}],
-            Evaluation,
-            what="评审结果",
-        )
-        calls, warnings = self._structured(result)
-        value = result.value
-        if value is not None:
-            # The weighted mean is arithmetic: ours, with the seed's weights, not the model's.
-            data = value.to_json_dict()
-            data["overall"] = round(value.computed_overall(), 2)
-            data["chapter"] = brief.chapter
-            value = Evaluation.model_validate(data)
-        return AgentResult(value, calls, warnings)
+        result = await structured_call(self.client, role, prompt, Evaluation, what="评审结果")
+        if result.value is not None:
+            result.value = finish_evaluation(result.value, brief.chapter)
+        return result

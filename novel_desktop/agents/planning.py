@@ -15,7 +15,9 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import Field, model_validator
 
+from novel_desktop.agents.calls import structured_call
 from novel_desktop.agents.context import estimate_tokens, trim_to_tokens
+from novel_desktop.agents.ports import AgentResult
 from novel_desktop.agents.templates import render_template
 from novel_desktop.domain.agent_returns import RequiresUserDecision
 from novel_desktop.domain.characters import Character, Relationship
@@ -24,11 +26,9 @@ from novel_desktop.domain.contracts import ChapterContract
 from novel_desktop.domain.foreshadowing import VolumeForeshadowing
 from novel_desktop.domain.storylines import StorylineSchedule, StorylinesFile
 from novel_desktop.domain.style import StyleProfile
-from novel_desktop.domain.world import WorldRules
-from novel_desktop.llm.client import LLMClient, LLMResponse, PromptBlock
+from novel_desktop.domain.world import WorldRule
+from novel_desktop.llm.client import LLMClient
 from novel_desktop.llm.roles import AgentRole
-from novel_desktop.llm.structured import call_structured
-from novel_desktop.pipeline.ports import AgentResult, CallRecord
 from novel_desktop.storage import layout
 from novel_desktop.storage.store import NovelStore
 
@@ -71,10 +71,17 @@ class WorldDocument(SeedModel):
     content: str
 
 
+class ReplyRules(SeedModel):
+    """The rules a WorldBuilder reply lists. An incremental update may reuse taken ids (the merge renumbers
+    them), so unlike :class:`WorldRules` there is no uniqueness check here."""
+
+    rules: list[WorldRule] = Field(default_factory=list)
+
+
 class WorldReply(_DecisionFields):
     """prompts/world_builder.md: rules, narrative documents and (at initialisation) storylines."""
 
-    rules: WorldRules | None = None
+    rules: ReplyRules | None = None
     documents: list[WorldDocument] = Field(default_factory=list)
     storylines: StorylinesFile | None = None
     changed_rule_ids: list[str] = Field(default_factory=list)
@@ -289,29 +296,10 @@ class LLMPlanningAgents:
     def __init__(self, client: LLMClient) -> None:
         self.client = client
 
-    def _record(self, response: LLMResponse) -> CallRecord:
-        usage = response.usage
-        return CallRecord(
-            role=response.role.value,
-            model=response.model,
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
-            cache_creation_input_tokens=usage.cache_creation_input_tokens,
-            cache_read_input_tokens=usage.cache_read_input_tokens,
-            duration_ms=response.duration_ms,
-            cost_usd=usage.cost(self.client.settings.price_for(response.model)),
-            attempts=response.attempts,
-        )
-
     async def _call(
         self, role: AgentRole, template: str, context: dict[str, str], model: type[M], what: str
     ) -> AgentResult[M]:
-        prompt = render_template(template, context)
-        blocks = [PromptBlock(text, cache=True) for text in prompt.system_blocks if text.strip()]
-        result = await call_structured(
-            self.client, role, blocks, [{"role": "user", "content": prompt.user}], model, what=what
-        )
-        return AgentResult(result.value, [self._record(r) for r in result.responses], list(result.warnings))
+        return await structured_call(self.client, role, render_template(template, context), model, what=what)
 
     async def world(self, context: dict[str, str]) -> AgentResult[WorldReply]:
         """WorldBuilder: rules, documents and storylines, or a decision on a conflict with a hard rule."""
@@ -344,6 +332,7 @@ __all__ = [
     "CharacterReply",
     "LLMPlanningAgents",
     "PlanReply",
+    "ReplyRules",
     "VolumePlan",
     "WorldDocument",
     "WorldReply",

@@ -6,7 +6,8 @@ import argparse
 from typing import Any
 
 from novel_desktop.cli.common import CliError
-from novel_desktop.storage.store import NovelStore, StoreError
+from novel_desktop.cli.project import open_store
+from novel_desktop.storage.store import StoreError
 
 
 def register(subparsers: Any) -> None:
@@ -32,7 +33,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         path = build_demo(args.novel)
     except StoreError as exc:
         raise CliError(str(exc), 2) from None
-    with NovelStore.open(path, write=False) as store:
+    with open_store(str(path), write=False) as store:
         report = store.status()
     stale = "、".join(str(n) for n in report.needs_rebuild) or "无 none"
     print(

@@ -18,11 +18,10 @@ from novel_desktop.pipeline.executor import (
     StepError,
     StepInvalid,
     StepRefused,
-    advance,
     instructions,
     next_step,
-    validate,
 )
+from novel_desktop.pipeline.step_results import advance, validate
 
 EXIT_INVALID = 1
 EXIT_UNREADABLE = 2

@@ -7,19 +7,20 @@ or refused with the list of questions under ``--non-interactive``.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from novel_desktop.cli.common import CliError
-from novel_desktop.cli.project import open_store
-from novel_desktop.cli.writing import EXIT_STOPPED, _answers, _Printer
-from novel_desktop.storage.store import NovelStore, StoreError
+from novel_desktop.cli.project import open_session, warn_settings
+from novel_desktop.cli.writing import EXIT_STOPPED, _answers, _Printer, responder_for
+from novel_desktop.storage.store import StoreError
 
 if TYPE_CHECKING:  # the pipeline is imported only when a command runs, not at CLI start-up
     from novel_desktop.pipeline.orchestrator import Orchestrator
+    from novel_desktop.session import NovelSession
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -116,57 +117,41 @@ class _LifecyclePrinter(_Printer):
         err.flush()
 
 
+def _open(args: argparse.Namespace, path: str | None = None) -> AbstractContextManager[NovelSession]:
+    """The novel as a session whose questions go to the answers file, then the terminal (or nobody)."""
+    responder = responder_for(args.non_interactive, _answers(args.answers_file))
+    return open_session(path or args.novel, write=True, responder=responder)
+
+
 async def _with_orchestrator(
-    store: NovelStore,
-    args: argparse.Namespace,
+    session: NovelSession,
     body: Callable[[Orchestrator], Awaitable[int]],
     **options: Any,
 ) -> int:
-    """Build the client, responders and agents like ``novel continue``, run ``body``, map errors to exits."""
-    from novel_desktop.agents.chapter import LLMChapterAgents
-    from novel_desktop.agents.planning import LLMPlanningAgents
-    from novel_desktop.cli.prompter import TerminalResponder
-    from novel_desktop.llm.client import LLMClient
+    """Run ``body`` with an orchestrator over the session's agents; map errors to exits."""
     from novel_desktop.llm.errors import LLMError
-    from novel_desktop.llm.settings import load_settings
     from novel_desktop.pipeline.chapter import PipelineError
-    from novel_desktop.pipeline.interaction import (
-        AnswersFileResponder,
-        AnswersNeeded,
-        GateBlocked,
-        InteractionCancelled,
-        InteractionManager,
-        Responder,
-        refuse_non_interactive,
-    )
+    from novel_desktop.pipeline.interaction import AnswersNeeded, GateBlocked, InteractionCancelled
     from novel_desktop.pipeline.orchestrator import Orchestrator
-    from novel_desktop.pipeline.quick_start import LifecycleError
+    from novel_desktop.pipeline.steps import LifecycleError
 
-    answers = _answers(args.answers_file)
-    loaded = load_settings()
-    if loaded.problem:
-        print(f"警告 warning: {loaded.problem}", file=sys.stderr)
-    fallback: Responder = refuse_non_interactive if args.non_interactive else TerminalResponder()
-    responder: Responder = (
-        AnswersFileResponder(answers, fallback=fallback) if answers is not None else fallback
+    warn_settings(session)
+    orchestrator = Orchestrator(
+        session.store,
+        session.agents.planning,
+        session.agents.chapter,
+        session.interaction,
+        emit=_LifecyclePrinter(False),
+        **options,
     )
-    async with LLMClient(loaded.settings) as client:
-        orchestrator = Orchestrator(
-            store,
-            LLMPlanningAgents(client),
-            LLMChapterAgents(store, client),
-            InteractionManager(responder),
-            emit=_LifecyclePrinter(False),
-            **options,
-        )
-        try:
-            return await body(orchestrator)
-        except LLMError as exc:
-            print(f"模型服务出错，已保存进度，下次运行会从中断处继续：{exc.message}", file=sys.stderr)
-        except (AnswersNeeded, GateBlocked, PipelineError, LifecycleError, StoreError) as exc:
-            print(str(exc), file=sys.stderr)
-        except InteractionCancelled:
-            print("已取消，进度已保存 (cancelled)", file=sys.stderr)
+    try:
+        return await body(orchestrator)
+    except LLMError as exc:
+        print(f"模型服务出错，已保存进度，下次运行会从中断处继续：{exc.message}", file=sys.stderr)
+    except (AnswersNeeded, GateBlocked, PipelineError, LifecycleError, StoreError) as exc:
+        print(str(exc), file=sys.stderr)
+    except InteractionCancelled:
+        print("已取消，进度已保存 (cancelled)", file=sys.stderr)
     return EXIT_STOPPED
 
 
@@ -192,16 +177,18 @@ def _style_choice(args: argparse.Namespace) -> Any:
 def cmd_start(args: argparse.Namespace) -> int:
     """``novel start``: create the novel when missing; otherwise recommend, then advance."""
     from novel_desktop.pipeline.orchestrator import recommend
+    from novel_desktop.session import NovelSession
 
     path = Path(args.novel)
     style = _style_choice(args)
     if not path.exists():
         try:
-            NovelStore.create(path, title=args.title or path.stem).close()
+            NovelSession.create(path, title=args.title or path.stem).close()
         except StoreError as exc:
             raise CliError(str(exc), 2) from None
         print(f"已新建 {path}：开始快速起步 (created; quick start)")
-    with open_store(str(path), write=True) as store:
+    with _open(args, str(path)) as session:
+        store = session.store
         rec = recommend(store)
         print(f"推荐下一步 recommended: {rec.label} —— {rec.reason}")
 
@@ -211,7 +198,7 @@ def cmd_start(args: argparse.Namespace) -> int:
             print(f"下一步 next: {after.label} —— {after.reason}")
             return _finish(summary)
 
-        return asyncio.run(_with_orchestrator(store, args, body, style=style, volume_chapters=args.chapters))
+        return session.run(lambda s: _with_orchestrator(s, body, style=style, volume_chapters=args.chapters))
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
@@ -219,7 +206,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
     from novel_desktop.pipeline import volume_plan
     from novel_desktop.pipeline.orchestrator import recommend
 
-    with open_store(args.novel, write=True) as store:
+    with _open(args) as session:
+        store = session.store
         volume_plan.begin_planning(store, args.volume, args.chapters)
 
         async def body(orch: Orchestrator) -> int:
@@ -227,30 +215,32 @@ def cmd_plan(args: argparse.Namespace) -> int:
             print(f"下一步 next: {recommend(store).label}")
             return _finish(summary)
 
-        return asyncio.run(_with_orchestrator(store, args, body))
+        return session.run(lambda s: _with_orchestrator(s, body))
 
 
 def cmd_review(args: argparse.Namespace) -> int:
     """``novel review``: the current volume's review, then the question leading to the next volume."""
-    with open_store(args.novel, write=True) as store:
+    with _open(args) as session:
+        store = session.store
         store.update_checkpoint(orchestrator_state="VOL_REVIEW")
 
         async def body(orch: Orchestrator) -> int:
             outcome = await orch.step()
             return EXIT_STOPPED if outcome.blocked else 0
 
-        return asyncio.run(_with_orchestrator(store, args, body))
+        return session.run(lambda s: _with_orchestrator(s, body))
 
 
 def cmd_check(args: argparse.Namespace) -> int:
     """``novel check``: the due periodic checks now, or a world-rule change's propagation."""
-    from novel_desktop.pipeline import checks
+    from novel_desktop.pipeline import checks, rule_change
 
-    with open_store(args.novel, write=True) as store:
+    with _open(args) as session:
+        store = session.store
 
         async def body(orch: Orchestrator) -> int:
             if args.rule_changed:
-                impact = await checks.propagate_rule_change(
+                impact = await rule_change.propagate_rule_change(
                     store, orch.planning, orch.interaction, list(args.rule_changed)
                 )
                 print(impact.message)
@@ -262,4 +252,4 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(report.message)
             return EXIT_STOPPED if report.pause else 0
 
-        return asyncio.run(_with_orchestrator(store, args, body))
+        return session.run(lambda s: _with_orchestrator(s, body))

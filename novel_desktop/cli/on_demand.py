@@ -7,14 +7,17 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import re
 import sys
-from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from novel_desktop.cli.common import CliError, read_json_file
-from novel_desktop.cli.project import open_store
+from novel_desktop.cli.project import open_session, open_store, warn_settings
+
+if TYPE_CHECKING:
+    from novel_desktop.pipeline.interaction import Responder
+    from novel_desktop.session import NovelSession
 
 T = TypeVar("T")
 EXIT_FAILED = 1
@@ -93,43 +96,28 @@ def register(subparsers: Any) -> None:
 
 
 # ---------------------------------------------------------------------------- plumbing
-async def _with_client(work: Callable[[Any], Awaitable[T]]) -> T:
-    from novel_desktop.llm.client import LLMClient
-    from novel_desktop.llm.settings import load_settings
+def _responder(args: argparse.Namespace) -> Responder:
+    from novel_desktop.cli.writing import responder_for
 
-    loaded = load_settings()
-    if loaded.problem:
-        print(f"警告 warning: {loaded.problem}", file=sys.stderr)
-    async with LLMClient(loaded.settings) as client:
-        return await work(client)
-
-
-def _interaction(args: argparse.Namespace) -> Any:
-    from novel_desktop.cli.prompter import TerminalResponder
-    from novel_desktop.pipeline.interaction import (
-        AnswersFileResponder,
-        InteractionManager,
-        refuse_non_interactive,
-    )
-
-    fallback: Any = refuse_non_interactive if args.non_interactive else TerminalResponder()
+    answers = None
     if args.answers_file:
         answers = read_json_file(args.answers_file)
         if not isinstance(answers, dict):
             raise CliError("答案文件必须是 JSON 对象 (answers file must be an object)", 2)
-        return InteractionManager(AnswersFileResponder(answers, fallback=fallback))
-    return InteractionManager(fallback)
+    return responder_for(args.non_interactive, answers)
 
 
-def _run(work: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """Run a coroutine, turning the errors an author can act on into one line and exit code 1."""
-    from novel_desktop.llm.batches import BatchError
+def _run(session: NovelSession, work: Callable[[NovelSession], Awaitable[T]], *, llm: bool = True) -> T:
+    """Run ``work`` with the session; the errors an author can act on become one line and exit code 1."""
+    from novel_desktop.agents.judge import BatchError
     from novel_desktop.llm.errors import LLMError
     from novel_desktop.pipeline.interaction import AnswersNeeded, GateBlocked, InteractionCancelled
     from novel_desktop.pipeline.on_demand import OnDemandError
 
     try:
-        return asyncio.run(work())
+        if llm:
+            warn_settings(session)
+        return session.run(work)
     except LLMError as exc:
         raise CliError(f"模型服务出错，未做改动：{exc.message} (provider error)", EXIT_FAILED) from None
     except (OnDemandError, AnswersNeeded, GateBlocked, BatchError) as exc:
@@ -167,16 +155,15 @@ def cmd_character_add(args: argparse.Namespace) -> int:
     profile = read_json_file(args.profile) if args.profile else None
     if profile is not None and not isinstance(profile, dict):
         raise CliError("角色档案必须是 JSON 对象 (profile must be an object)", 2)
-    with open_store(args.novel, write=True) as store:
-        if profile is not None:
-            return _report(_run(lambda: add_character(store, profile=profile)))
-        interaction = _interaction(args)
+    if profile is not None:
+        with open_session(args.novel, write=True) as session:
+            return _report(_run(session, lambda s: add_character(s.store, profile=profile), llm=False))
+    with open_session(args.novel, write=True, responder=_responder(args)) as session:
         result = _run(
-            lambda: _with_client(
-                lambda c: add_character(
-                    store, description=args.description, client=c, interaction=interaction
-                )
-            )
+            session,
+            lambda s: add_character(
+                s.store, description=args.description, agents=s.agents.planning, interaction=s.interaction
+            ),
         )
         return _report(result)
 
@@ -192,26 +179,23 @@ def cmd_character_retire(args: argparse.Namespace) -> int:
 
 
 def cmd_world_extend(args: argparse.Namespace) -> int:
-    from novel_desktop.agents.planning import LLMPlanningAgents
-    from novel_desktop.pipeline.checks import propagate_rule_change
     from novel_desktop.pipeline.on_demand import extend_world
+    from novel_desktop.pipeline.rule_change import propagate_rule_change
 
-    with open_store(args.novel, write=True) as store:
-        interaction = _interaction(args)
+    with open_session(args.novel, write=True, responder=_responder(args)) as session:
 
-        async def work(client: Any) -> Any:
-            result = await extend_world(store, client, args.request, interaction)
+        async def work(s: NovelSession) -> Any:
+            planning, interaction = s.agents.planning, s.interaction
+            result = await extend_world(s.store, planning, args.request, interaction)
             if result.rule_ids:
                 # §6.5.5: list the contracts the new or changed rules touch and offer to update them.
-                impact = await propagate_rule_change(
-                    store, LLMPlanningAgents(client), interaction, result.rule_ids
-                )
+                impact = await propagate_rule_change(s.store, planning, interaction, result.rule_ids)
                 result.message = "\n".join([result.message, impact.message])
                 result.warnings += impact.warnings
                 result.cost_usd += impact.cost_usd
             return result
 
-        return _report(_run(lambda: _with_client(work)))
+        return _report(_run(session, work))
 
 
 def cmd_storyline_add(args: argparse.Namespace) -> int:
@@ -249,8 +233,8 @@ def _score(value: float | None) -> str:
 def cmd_judge(args: argparse.Namespace) -> int:
     from novel_desktop.pipeline.on_demand import rejudge
 
-    with open_store(args.novel, write=True) as store:
-        result = _run(lambda: _with_client(lambda c: rejudge(store, c, args.chapter)))
+    with open_session(args.novel, write=True) as session:
+        result = _run(session, lambda s: rejudge(s.store, s.agents.judge, args.chapter))
     print(
         f"第{result.chapter}章 重新评审：{_score(result.old_overall)} → {_score(result.new_overall)}"
         "（原评审保留在日志中）"
@@ -265,21 +249,20 @@ def cmd_reevaluate(args: argparse.Namespace) -> int:
     from novel_desktop.pipeline.on_demand import batch_reevaluate
 
     chapters = parse_range(args.chapters)
-    with open_store(args.novel, write=True) as store:
-        known = {c.number for c in store.list_chapters()}
+    with open_session(args.novel, write=True) as session:
+        known = {c.number for c in session.store.list_chapters()}
         missing = [n for n in chapters if n not in known]
         if missing:
             raise CliError(f"这些章节不存在：{', '.join(map(str, missing))} (no such chapters)", 2)
         report = _run(
-            lambda: _with_client(
-                lambda c: batch_reevaluate(
-                    store,
-                    c,
-                    chapters,
-                    prefer_batch=args.batch,
-                    on_progress=lambda line: print(f"  · {line}", file=sys.stderr),
-                )
-            )
+            session,
+            lambda s: batch_reevaluate(
+                s.store,
+                s.agents.judge,
+                chapters,
+                prefer_batch=args.batch,
+                on_progress=lambda line: print(f"  · {line}", file=sys.stderr),
+            ),
         )
     print(report.batch.note)
     for n, result in sorted(report.chapters.items()):

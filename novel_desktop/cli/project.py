@@ -7,12 +7,16 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from novel_desktop.cli.common import CliError, print_json
 from novel_desktop.storage import lock
 from novel_desktop.storage.migrations import SchemaError
 from novel_desktop.storage.store import PLATFORMS, NovelStore, StoreError, clear_stale_lock
+
+if TYPE_CHECKING:
+    from novel_desktop.pipeline.interaction import Responder
+    from novel_desktop.session import NovelSession
 
 EXIT_LOCKED = 3
 
@@ -20,18 +24,36 @@ PLATFORM_HELP = "发布平台 / platform: qidian 起点, tomato 番茄, jjwxc �
 
 
 @contextmanager
-def open_store(path: str, *, write: bool) -> Iterator[NovelStore]:
-    """Open a novel for a command, turning storage errors into one-line CLI errors."""
+def open_session(path: str, *, write: bool, responder: Responder | None = None) -> Iterator[NovelSession]:
+    """Open a novel as a session for a command, turning storage errors into one-line CLI errors.
+
+    The client and agents are built when the command first uses them; a settings problem is printed then.
+    """
+    from novel_desktop.session import NovelSession
+
     try:
-        store = NovelStore.open(path, write=write)
+        session = NovelSession.open(path, write=write, responder=responder)
     except lock.ProjectLocked as exc:
         raise CliError(str(exc), EXIT_LOCKED) from None
     except (StoreError, SchemaError) as exc:
         raise CliError(str(exc), 2) from None
     try:
-        yield store
+        yield session
     finally:
-        store.close()
+        session.close()
+
+
+@contextmanager
+def open_store(path: str, *, write: bool) -> Iterator[NovelStore]:
+    """Open a novel for a command that needs no model: the session's store."""
+    with open_session(path, write=write) as session:
+        yield session.store
+
+
+def warn_settings(session: NovelSession) -> None:
+    """Print why the saved LLM settings could not be used, if they could not."""
+    if session.settings_problem:
+        print(f"警告 warning: {session.settings_problem}", file=sys.stderr)
 
 
 def register(subparsers: Any) -> None:
@@ -109,11 +131,13 @@ def register(subparsers: Any) -> None:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
+    from novel_desktop.session import NovelSession
+
     try:
-        store = NovelStore.create(args.novel, title=args.title, genre=args.genre, platform=args.platform)
+        session = NovelSession.create(args.novel, title=args.title, genre=args.genre, platform=args.platform)
     except StoreError as exc:
         raise CliError(str(exc), 2) from None
-    store.close()
+    session.close()
     print(f"已创建《{args.title}》：{args.novel} (created)")
     return 0
 

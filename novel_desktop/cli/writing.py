@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from novel_desktop.cli.common import CliError
-from novel_desktop.cli.project import open_store
+from novel_desktop.cli.project import open_session, warn_settings
 from novel_desktop.pipeline.events import (
     ChapterStarted,
     GateDecided,
@@ -21,7 +20,11 @@ from novel_desktop.pipeline.events import (
     TextReset,
 )
 from novel_desktop.storage import layout
-from novel_desktop.storage.store import NovelStore, StoreError
+from novel_desktop.storage.store import StoreError
+
+if TYPE_CHECKING:
+    from novel_desktop.pipeline.interaction import Responder
+    from novel_desktop.session import NovelSession
 
 EXIT_STOPPED = 1
 
@@ -105,77 +108,67 @@ class _Printer:
         err.flush()
 
 
-async def _run_continue(store: NovelStore, args: argparse.Namespace, answers: dict[str, Any] | None) -> int:
-    from novel_desktop.agents.chapter import LLMChapterAgents
-    from novel_desktop.agents.planning import LLMPlanningAgents
+def responder_for(non_interactive: bool, answers: dict[str, Any] | None) -> Responder:
+    """Who answers the pipeline's questions: the answers file first, then the terminal (or nobody)."""
     from novel_desktop.cli.prompter import TerminalResponder
-    from novel_desktop.llm.client import LLMClient
+    from novel_desktop.pipeline.interaction import AnswersFileResponder, refuse_non_interactive
+
+    fallback: Responder = refuse_non_interactive if non_interactive else TerminalResponder()
+    return AnswersFileResponder(answers, fallback=fallback) if answers is not None else fallback
+
+
+async def _run_continue(session: NovelSession, args: argparse.Namespace) -> int:
     from novel_desktop.llm.errors import LLMError
-    from novel_desktop.llm.settings import load_settings
     from novel_desktop.pipeline.chapter import ChapterPipeline, PipelineError
     from novel_desktop.pipeline.checks import after_chapter
-    from novel_desktop.pipeline.interaction import (
-        AnswersFileResponder,
-        AnswersNeeded,
-        GateBlocked,
-        InteractionCancelled,
-        InteractionManager,
-        Responder,
-        refuse_non_interactive,
-    )
+    from novel_desktop.pipeline.interaction import AnswersNeeded, GateBlocked, InteractionCancelled
 
-    loaded = load_settings()
-    if loaded.problem:
-        print(f"警告 warning: {loaded.problem}", file=sys.stderr)
-    fallback: Responder = refuse_non_interactive if args.non_interactive else TerminalResponder()
-    responder: Responder = (
-        AnswersFileResponder(answers, fallback=fallback) if answers is not None else fallback
-    )
+    warn_settings(session)
+    store = session.store
     total = 0.0
-    async with LLMClient(loaded.settings) as client:
-        pipeline = ChapterPipeline(
-            store, LLMChapterAgents(store, client), InteractionManager(responder), emit=_Printer(args.stream)
-        )
-        for _ in range(max(1, args.n)):
-            try:
-                outcome = await pipeline.run_chapter()
-            except LLMError as exc:
-                print(f"模型服务出错，本章未提交，下次运行会从中断处继续：{exc.message}", file=sys.stderr)
-                return EXIT_STOPPED
-            except (AnswersNeeded, GateBlocked, PipelineError, StoreError) as exc:
-                print(str(exc), file=sys.stderr)
-                return EXIT_STOPPED
-            except InteractionCancelled:
-                print("已取消，本章未提交 (cancelled; nothing committed)", file=sys.stderr)
-                return EXIT_STOPPED
-            total += outcome.cost_usd
-            print(outcome.line())
-            for warning in outcome.warnings:
-                print(f"  ! {warning}", file=sys.stderr)
-            if outcome.status != "committed":
-                print(f"合计 total: ${total:.2f}")
-                return EXIT_STOPPED
-            # The periodic checks (quality brief, style drift, audit) run inside the loop and may pause it.
-            try:
-                checked = await after_chapter(
-                    store, outcome.chapter, agents=LLMPlanningAgents(client), interaction=pipeline.interaction
-                )
-            except (AnswersNeeded, GateBlocked, StoreError, LLMError) as exc:
-                print(str(exc), file=sys.stderr)
-                return EXIT_STOPPED
-            if checked.message:
-                print(checked.message, file=sys.stderr)
-            if checked.pause:
-                print(f"合计 total: ${total + checked.cost_usd:.2f}")
-                return EXIT_STOPPED
-            total += checked.cost_usd
+    pipeline = ChapterPipeline(store, session.agents.chapter, session.interaction, emit=_Printer(args.stream))
+    for _ in range(max(1, args.n)):
+        try:
+            outcome = await pipeline.run_chapter()
+        except LLMError as exc:
+            print(f"模型服务出错，本章未提交，下次运行会从中断处继续：{exc.message}", file=sys.stderr)
+            return EXIT_STOPPED
+        except (AnswersNeeded, GateBlocked, PipelineError, StoreError) as exc:
+            print(str(exc), file=sys.stderr)
+            return EXIT_STOPPED
+        except InteractionCancelled:
+            print("已取消，本章未提交 (cancelled; nothing committed)", file=sys.stderr)
+            return EXIT_STOPPED
+        total += outcome.cost_usd
+        print(outcome.line())
+        for warning in outcome.warnings:
+            print(f"  ! {warning}", file=sys.stderr)
+        if outcome.status != "committed":
+            print(f"合计 total: ${total:.2f}")
+            return EXIT_STOPPED
+        # The periodic checks (quality brief, style drift, audit) run inside the loop and may pause it.
+        try:
+            checked = await after_chapter(
+                store, outcome.chapter, agents=session.agents.planning, interaction=session.interaction
+            )
+        except (AnswersNeeded, GateBlocked, StoreError, LLMError) as exc:
+            print(str(exc), file=sys.stderr)
+            return EXIT_STOPPED
+        if checked.message:
+            print(checked.message, file=sys.stderr)
+        if checked.pause:
+            print(f"合计 total: ${total + checked.cost_usd:.2f}")
+            return EXIT_STOPPED
+        total += checked.cost_usd
     print(f"合计 total: ${total:.2f}")
     return 0
 
 
 def cmd_continue(args: argparse.Namespace) -> int:
     answers = _answers(args.answers_file)
-    with open_store(args.novel, write=True) as store:
+    responder = responder_for(args.non_interactive, answers)
+    with open_session(args.novel, write=True, responder=responder) as session:
+        store = session.store
         cp = store.checkpoint()
         volume = int(cp.get("current_volume") or 1)
         if store.document(f"{layout.volume_dir(volume)}/outline.md") is None:
@@ -185,22 +178,18 @@ def cmd_continue(args: argparse.Namespace) -> int:
                 EXIT_STOPPED,
             )
         try:
-            return asyncio.run(_run_continue(store, args, answers))
+            return session.run(lambda s: _run_continue(s, args))
         except KeyboardInterrupt:
             print("\n已停止；本章未提交，下次运行会从中断处继续 (stopped; resumable)", file=sys.stderr)
             return 130
 
 
 def cmd_rebuild(args: argparse.Namespace) -> int:
-    from novel_desktop.agents.chapter import LLMChapterAgents
-    from novel_desktop.llm.client import LLMClient
     from novel_desktop.llm.errors import LLMError
-    from novel_desktop.llm.settings import load_settings
     from novel_desktop.pipeline.rebuild import rebuild_from
 
-    async def run(store: NovelStore) -> int:
-        async with LLMClient(load_settings().settings) as client:
-            report = await rebuild_from(store, LLMChapterAgents(store, client), args.from_chapter)
+    async def run(session: NovelSession) -> int:
+        report = await rebuild_from(session.store, session.agents.chapter, args.from_chapter)
         print(
             f"已重建第 {report.chapter} 章：状态版本 {report.base_version} → {report.state_version} (rebuilt)"
         )
@@ -214,9 +203,9 @@ def cmd_rebuild(args: argparse.Namespace) -> int:
             print(f"  第{chapter}章：{'；'.join(reasons)}")
         return 0
 
-    with open_store(args.novel, write=True) as store:
+    with open_session(args.novel, write=True) as session:
         try:
-            return asyncio.run(run(store))
+            return session.run(run)
         except LLMError as exc:
             print(f"模型服务出错，状态未改动：{exc.message}", file=sys.stderr)
             return EXIT_STOPPED

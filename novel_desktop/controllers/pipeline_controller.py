@@ -386,17 +386,18 @@ class PipelineController(QObject):
         return loaded.settings
 
     @asynccontextmanager
-    async def _llm_client(self, settings: Any) -> AsyncIterator[Any]:
-        """An LLMClient whose HTTP client was built in a worker thread: building one loads the system's CA
-        certificates into an SSL context, tens of milliseconds the window would otherwise freeze for."""
+    async def _session(self, settings: Any) -> AsyncIterator[Any]:
+        """A NovelSession over the open project for one run (its client, agents and interaction manager),
+        whose HTTP client was built in a worker thread: building one loads the system's CA certificates into
+        an SSL context, tens of milliseconds the window would otherwise freeze for."""
         import anthropic
 
-        from novel_desktop.llm.client import LLMClient
+        from novel_desktop.session import NovelSession
 
         http = await asyncio.to_thread(anthropic.DefaultAsyncHttpxClient)
         try:
-            async with LLMClient(settings, http_client=http) as client:
-                yield client
+            async with NovelSession(self.project.store, settings=settings, http_client=http) as session:
+                yield session
         finally:
             await http.aclose()  # also when the client never started (no API key)
 
@@ -423,15 +424,13 @@ class PipelineController(QObject):
         done = int(cp.get("last_completed_chapter") or 0)
         return volume if rng is not None and done >= rng[1] and not in_flight else None
 
-    def _questions(self) -> tuple[InteractionManager, asyncio.Future[None]]:
-        """A fresh InteractionManager for this run and the task that shows its questions to the author."""
-        interaction = InteractionManager()
+    def _questions(self, session: Any) -> tuple[InteractionManager, asyncio.Future[None]]:
+        """The run's InteractionManager (the session's) and the task that shows its questions."""
+        interaction: InteractionManager = session.interaction
         self._interaction = interaction
         return interaction, asyncio.ensure_future(self._answer_questions(interaction))
 
     async def _write(self, count: int) -> None:
-        from novel_desktop.agents.chapter import LLMChapterAgents
-        from novel_desktop.agents.planning import LLMPlanningAgents
         from novel_desktop.pipeline.chapter import ChapterPipeline
         from novel_desktop.pipeline.checks import after_chapter
 
@@ -445,12 +444,10 @@ class PipelineController(QObject):
             return
         settings = await self._prepare()
         store = self.project.store
-        interaction, questions = self._questions()
-        try:
-            async with self._llm_client(settings) as client:
-                pipeline = ChapterPipeline(
-                    store, LLMChapterAgents(store, client), interaction, emit=self._on_event
-                )
+        async with self._session(settings) as session:
+            interaction, questions = self._questions(session)
+            try:
+                pipeline = ChapterPipeline(store, session.agents.chapter, interaction, emit=self._on_event)
                 for _ in range(count):
                     outcome = await pipeline.run_chapter()
                     if outcome.status != "committed":
@@ -458,7 +455,7 @@ class PipelineController(QObject):
                         break
                     # The periodic checks (§6 Layer 3: brief and drift every 5, audit every 10) may pause.
                     report = await after_chapter(
-                        store, outcome.chapter, agents=LLMPlanningAgents(client), interaction=interaction
+                        store, outcome.chapter, agents=session.agents.planning, interaction=interaction
                     )
                     if report.message:
                         self.checks_reported.emit(outcome.chapter, report.message, report.pause)
@@ -468,26 +465,24 @@ class PipelineController(QObject):
                     if finished is not None:
                         self.volume_finished.emit(finished)
                         break
-        finally:
-            questions.cancel()
+            finally:
+                questions.cancel()
 
     # ------------------------------------------------------------------ lifecycle (§8.2)
     async def _lifecycle(self, action: str) -> None:
-        from novel_desktop.agents.chapter import LLMChapterAgents
-        from novel_desktop.agents.planning import LLMPlanningAgents
         from novel_desktop.domain.checkpoint import OrchestratorState as S
         from novel_desktop.pipeline import checks, volume_plan
         from novel_desktop.pipeline.orchestrator import Orchestrator, recommend
 
         settings = await self._prepare()
         store = self.project.store
-        interaction, questions = self._questions()
-        try:
-            async with self._llm_client(settings) as client:
+        async with self._session(settings) as session:
+            interaction, questions = self._questions(session)
+            try:
                 orchestrator = Orchestrator(
                     store,
-                    LLMPlanningAgents(client),
-                    LLMChapterAgents(store, client),
+                    session.agents.planning,
+                    session.agents.chapter,
                     interaction,
                     emit=self._on_event,
                     volume_chapters=self.volume_chapters,
@@ -509,9 +504,9 @@ class PipelineController(QObject):
                         self.step_finished.emit(tr("第 {n} 章没有到期的检查。").format(n=last))
                     else:
                         self.checks_reported.emit(last, report.message, report.pause)
-        finally:
-            questions.cancel()
-            self.project.notify_pipeline_commit()  # planning documents and chapters may have changed
+            finally:
+                questions.cancel()
+                self.project.notify_pipeline_commit()  # planning documents and chapters may have changed
         rec = await asyncio.to_thread(recommend, store)
         self.lifecycle_finished.emit(
             action,
@@ -554,34 +549,38 @@ class PipelineController(QObject):
 
         settings = await self._prepare()
         store = self.project.store
-        interaction, questions = self._questions()
-        try:
-            async with self._llm_client(settings) as client:
+        async with self._session(settings) as session:
+            interaction, questions = self._questions(session)
+            try:
                 if name == "add_character":
                     result = await on_demand.add_character(
-                        store, description=params["description"], client=client, interaction=interaction
+                        store,
+                        description=params["description"],
+                        agents=session.agents.planning,
+                        interaction=interaction,
                     )
                     return _with_cost([result.message, *result.warnings], result.cost_usd)
                 if name == "extend_world":
-                    result = await on_demand.extend_world(store, client, params["request"], interaction)
+                    result = await on_demand.extend_world(
+                        store, session.agents.planning, params["request"], interaction
+                    )
                     lines, cost = [result.message, *result.warnings], result.cost_usd
                     if result.rule_ids:
                         # §6.5.5: the contracts the new or changed rules touch, and the offer to update them.
-                        from novel_desktop.agents.planning import LLMPlanningAgents
-                        from novel_desktop.pipeline.checks import propagate_rule_change
+                        from novel_desktop.pipeline.rule_change import propagate_rule_change
 
                         impact = await propagate_rule_change(
-                            store, LLMPlanningAgents(client), interaction, result.rule_ids
+                            store, session.agents.planning, interaction, result.rule_ids
                         )
                         lines += [impact.message, *impact.warnings]
                         cost += impact.cost_usd
                     return _with_cost(lines, cost)
                 if name == "rejudge":
                     self._chapter = int(params["chapter"])
-                    judged = await on_demand.rejudge(store, client, self._chapter)
+                    judged = await on_demand.rejudge(store, session.agents.judge, self._chapter)
                     return _with_cost([_rejudged(judged), *judged.warnings], judged.cost_usd)
                 report = await on_demand.batch_reevaluate(
-                    store, client, list(params["chapters"]), on_progress=self.step_finished.emit
+                    store, session.agents.judge, list(params["chapters"]), on_progress=self.step_finished.emit
                 )
                 lines = [report.batch.note, *(_rejudged(r) for r in report.chapters.values())]
                 lines += [
@@ -589,8 +588,8 @@ class PipelineController(QObject):
                     for n, reason in report.failed.items()
                 ]
                 return _with_cost(lines, report.cost_usd)
-        finally:
-            questions.cancel()
+            finally:
+                questions.cancel()
 
     # ------------------------------------------------------------------ events → signals
     def _on_event(self, event: Any) -> None:
@@ -680,13 +679,12 @@ class PipelineController(QObject):
         await self._guarded(lambda: self._rebuild(chapter), _rebuild_retry)
 
     async def _rebuild(self, chapter: int) -> None:
-        from novel_desktop.agents.chapter import LLMChapterAgents
         from novel_desktop.pipeline.rebuild import rebuild_from
 
         self._chapter = chapter
         settings = await self._prepare()
         store = self.project.store
-        async with self._llm_client(settings) as client:
-            report = await rebuild_from(store, LLMChapterAgents(store, client), chapter)
+        async with self._session(settings) as session:
+            report = await rebuild_from(store, session.agents.chapter, chapter)
         self.project.notify_pipeline_commit()
         self.rebuild_finished.emit(dataclasses.asdict(report))

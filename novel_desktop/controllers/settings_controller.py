@@ -20,7 +20,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from novel_desktop.i18n import tr
-from novel_desktop.llm.client import LLMClient, PromptBlock
 from novel_desktop.llm.errors import (
     LLMAuthError,
     LLMBadRequest,
@@ -37,6 +36,7 @@ from novel_desktop.llm.providers import get_preset
 from novel_desktop.llm.roles import AgentRole
 from novel_desktop.llm.secrets import get_api_key
 from novel_desktop.llm.settings import LLMSettings
+from novel_desktop.session import probe_connection
 
 log = logging.getLogger(__name__)
 
@@ -149,12 +149,12 @@ async def check_connection(
     # The SDK's first import takes over a second; it is not the provider's latency, and must not block the UI.
     await asyncio.to_thread(importlib.import_module, "anthropic")
     started = time.monotonic()
-    client = LLMClient(_test_settings(settings, provider, model), api_key=key, base_url=url)
     try:
-        response = await client.stream(
+        response = await probe_connection(
+            _test_settings(settings, provider, model),
             TEST_ROLE,
-            system=[PromptBlock("这是一次连接测试。")],
-            messages=[{"role": "user", "content": "请只回复一个字：好"}],
+            api_key=key,
+            base_url=url,
             max_tokens=TEST_MAX_TOKENS,
             timeout=timeout,
         )
@@ -176,8 +176,6 @@ async def check_connection(
             ),
             model,
         )
-    finally:
-        await client.aclose()
     latency = int((time.monotonic() - started) * 1000)
     return ConnectionResult(
         True,

@@ -23,7 +23,7 @@ from novel_desktop.llm.providers import PRESETS, ModelPrice, ProviderPreset
 from novel_desktop.llm.roles import AgentRole
 from novel_desktop.llm.settings import LLMSettings, LoadedSettings, load_settings, save_settings
 from novel_desktop.llm.structured import StructuredResult, call_structured, parse_json_output
-from novel_desktop.llm.usage import Usage, UsageLedger, UsageRecord
+from novel_desktop.llm.usage import Usage
 
 __all__ = [
     "PRESETS",
@@ -48,8 +48,6 @@ __all__ = [
     "ProviderPreset",
     "StructuredResult",
     "Usage",
-    "UsageLedger",
-    "UsageRecord",
     "build_system",
     "call_structured",
     "load_settings",

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from novel_desktop.llm.providers import ModelPrice
-from novel_desktop.llm.roles import AgentRole
 
 _PER = 1_000_000
 
@@ -68,80 +67,3 @@ class Usage:
             "cache_creation_input_tokens": self.cache_creation_input_tokens,
             "cache_read_input_tokens": self.cache_read_input_tokens,
         }
-
-
-@dataclass(frozen=True)
-class UsageRecord:
-    """One call as the ledger keeps it."""
-
-    role: AgentRole
-    model: str
-    usage: Usage
-    cost_usd: float
-    chapter: int | None
-    #: False when the price table did not know the model (the cost then counts as 0).
-    priced: bool
-
-
-@dataclass
-class ChapterUsage:
-    """Usage and cost of one chapter (or of calls outside any chapter), by role."""
-
-    by_role: dict[AgentRole, Usage] = field(default_factory=dict)
-    cost_by_role: dict[AgentRole, float] = field(default_factory=dict)
-    calls: int = 0
-
-    @property
-    def usage(self) -> Usage:
-        total = Usage()
-        for u in self.by_role.values():
-            total = total + u
-        return total
-
-    @property
-    def cost_usd(self) -> float:
-        return sum(self.cost_by_role.values())
-
-
-class UsageLedger:
-    """Accumulates every call's usage and cost; the dashboard and the pipeline log read from it."""
-
-    def __init__(self, prices: Mapping[str, ModelPrice]) -> None:
-        self._prices = dict(prices)
-        self.records: list[UsageRecord] = []
-        self._chapters: dict[int | None, ChapterUsage] = {}
-
-    def record(self, role: AgentRole, model: str, usage: Usage, *, chapter: int | None = None) -> UsageRecord:
-        """Add one call; returns its record with the cost."""
-        price = self._prices.get(model)
-        rec = UsageRecord(role, model, usage, usage.cost(price), chapter, price is not None)
-        self.records.append(rec)
-        ch = self._chapters.setdefault(chapter, ChapterUsage())
-        ch.by_role[role] = ch.by_role.get(role, Usage()) + usage
-        ch.cost_by_role[role] = ch.cost_by_role.get(role, 0.0) + rec.cost_usd
-        ch.calls += 1
-        return rec
-
-    def chapter(self, chapter: int | None) -> ChapterUsage:
-        """Usage of one chapter (an empty one if it has no calls)."""
-        return self._chapters.get(chapter, ChapterUsage())
-
-    @property
-    def chapters(self) -> dict[int | None, ChapterUsage]:
-        return dict(self._chapters)
-
-    @property
-    def total(self) -> Usage:
-        total = Usage()
-        for rec in self.records:
-            total = total + rec.usage
-        return total
-
-    @property
-    def total_cost_usd(self) -> float:
-        return sum(rec.cost_usd for rec in self.records)
-
-    @property
-    def unpriced_models(self) -> set[str]:
-        """Models used without a price (the settings dialog asks for one)."""
-        return {rec.model for rec in self.records if not rec.priced}

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from novel_desktop.agents.ports import AgentResult, CallRecord, ChapterAgents, ChapterBrief, WriteMode
 from novel_desktop.domain.common import iso_now
 from novel_desktop.domain.evaluation import Evaluation
 from novel_desktop.domain.gate import GateAction, GateDecision, decide
@@ -38,8 +39,8 @@ from novel_desktop.pipeline.events import (
     UsageUpdated,
 )
 from novel_desktop.pipeline.interaction import InteractionManager, resolve_gate
-from novel_desktop.pipeline.ports import AgentResult, CallRecord, ChapterAgents, ChapterBrief, WriteMode
 from novel_desktop.storage import layout
+from novel_desktop.storage.aio import db
 from novel_desktop.storage.store import NovelStore
 
 T = TypeVar("T")
@@ -47,8 +48,6 @@ T = TypeVar("T")
 # Staging keys of our own besides the seed's: the secondary judge's verdict and the gate's bookkeeping.
 SECONDARY_EVAL = "evaluations/chapter-{n}-eval-secondary.json"
 GATE_NOTES = "state/chapter-{n}-gate.json"
-
-LOW_SCORE_CHOICES = ("自动修订", "手动改", "接受")
 
 
 class PipelineError(Exception):
@@ -95,9 +94,6 @@ class ChapterPipeline:
         self._emit = emit or (lambda _e: None)
 
     # ------------------------------------------------------------------ helpers
-    async def _db(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        return await asyncio.to_thread(fn, *args, **kwargs)
-
     def _notes_path(self, n: int) -> str:
         return GATE_NOTES.format(n=layout.num(n))
 
@@ -105,7 +101,7 @@ class ChapterPipeline:
         return SECONDARY_EVAL.format(n=layout.num(n))
 
     async def _notes(self, n: int) -> dict[str, Any]:
-        raw = await self._db(self.store.staging, self._notes_path(n))
+        raw = await db(self.store.staging, self._notes_path(n))
         data: dict[str, Any] = json.loads(raw) if raw else {}
         data.setdefault("revisions", 0)
         data.setdefault("scores", [])
@@ -116,13 +112,13 @@ class ChapterPipeline:
         return data
 
     async def _save_notes(self, n: int, notes: dict[str, Any]) -> None:
-        await self._db(
+        await db(
             self.store.put_staging, self._notes_path(n), json.dumps(notes, ensure_ascii=False), chapter=n
         )
 
     async def _stage(self, n: int, stage: str, *, rewriting: bool = False) -> None:
         state = "CHAPTER_REWRITE" if rewriting else "WRITING"
-        await self._db(
+        await db(
             self.store.update_checkpoint, inflight_chapter=n, pipeline_stage=stage, orchestrator_state=state
         )
 
@@ -170,7 +166,7 @@ class ChapterPipeline:
     # ------------------------------------------------------------------ entry point
     async def next_chapter(self) -> int:
         """The chapter a run would work on: the in-flight one, else the one after the last committed."""
-        cp = await self._db(self.store.checkpoint)
+        cp = await db(self.store.checkpoint)
         inflight = cp.get("inflight_chapter")
         if inflight and cp.get("pipeline_stage") not in (None, "committed"):
             return int(inflight)
@@ -178,7 +174,7 @@ class ChapterPipeline:
 
     async def run_chapter(self) -> ChapterOutcome:
         """Write (or resume) the next chapter until it is committed or needs the author."""
-        cp = await self._db(self.store.checkpoint)
+        cp = await db(self.store.checkpoint)
         n = await self.next_chapter()
         resumed = cp.get("pipeline_stage") if cp.get("inflight_chapter") == n else None
         self._emit(ChapterStarted(n, resumed))
@@ -187,7 +183,7 @@ class ChapterPipeline:
         outcome = ChapterOutcome(n, "committed", revisions=int(notes["revisions"]))
 
         text_path = layout.chapter_path(n)
-        text = await self._db(self.store.staging, text_path)
+        text = await db(self.store.staging, text_path)
         pending = notes.get("pending_revision")
         if resumed == "drafting" and text is not None and isinstance(pending, dict):
             # Killed while revising: redo that revision (the stronger model, the judge's fixes) on the text
@@ -201,11 +197,11 @@ class ChapterPipeline:
             text = await self._draft(brief, notes, WriteMode.DRAFT, None, [], outcome)
 
         while True:
-            cp = await self._db(self.store.checkpoint)
+            cp = await db(self.store.checkpoint)
             stage = cp.get("pipeline_stage")
             if stage == "drafted":
                 text = await self._summarize_and_refine(brief, notes, text, outcome)
-            cp = await self._db(self.store.checkpoint)
+            cp = await db(self.store.checkpoint)
             if cp.get("pipeline_stage") == "refined":
                 await self._judge(brief, notes, text, outcome)
             evaluation, scores = await self._verdict(n, brief)
@@ -281,21 +277,19 @@ class ChapterPipeline:
         # A new text invalidates everything derived from the previous one.
         stale = (layout.summary_path(n), layout.delta_path(n), layout.evaluation_path(n), self._secondary(n))
         for path in stale:
-            await self._db(self.store.delete_staging, path)
+            await db(self.store.delete_staging, path)
         if mode is WriteMode.DRAFT:
-            await self._db(self.store.put_staging, layout.draft_path(n), text, chapter=n, kind="draft")
+            await db(self.store.put_staging, layout.draft_path(n), text, chapter=n, kind="draft")
         else:
             # Keep the judged text this revision replaces and the revision itself: the commit stores both
             # in the chapter's history, so the author can compare what the judge saw with what changed.
             k = 2 * int(notes["revisions"])
             judged = layout.version_path(n, k - 1)
             # A revision redone after a crash keeps the judged text staged the first time.
-            if previous is not None and await self._db(self.store.staging, judged) is None:
-                await self._db(self.store.put_staging, judged, previous, chapter=n, kind="refined")
-            await self._db(
-                self.store.put_staging, layout.version_path(n, k), text, chapter=n, kind="revision"
-            )
-        await self._db(self.store.put_staging, layout.chapter_path(n), text, chapter=n, kind=kind)
+            if previous is not None and await db(self.store.staging, judged) is None:
+                await db(self.store.put_staging, judged, previous, chapter=n, kind="refined")
+            await db(self.store.put_staging, layout.version_path(n, k), text, chapter=n, kind="revision")
+        await db(self.store.put_staging, layout.chapter_path(n), text, chapter=n, kind=kind)
         await self._save_notes(n, notes)
         await self._stage(n, "drafted", rewriting=rewriting)
         return text
@@ -324,14 +318,14 @@ class ChapterPipeline:
 
         if summary.value is not None:
             out = summary.value
-            await self._db(self.store.put_staging, layout.summary_path(n), out.summary_markdown, chapter=n)
+            await db(self.store.put_staging, layout.summary_path(n), out.summary_markdown, chapter=n)
             if out.patch is not None:
                 delta = json.dumps(out.patch, ensure_ascii=False)
-                await self._db(self.store.put_staging, layout.delta_path(n), delta, chapter=n)
+                await db(self.store.put_staging, layout.delta_path(n), delta, chapter=n)
             memory_line = out.storyline_id or brief.storyline_id
             if out.storyline_memory and memory_line:
                 path = layout.memory_path(memory_line)
-                await self._db(self.store.put_staging, path, out.storyline_memory, chapter=n)
+                await db(self.store.put_staging, path, out.storyline_memory, chapter=n)
         else:
             msg = f"第 {n} 章摘要未能生成，状态本章不更新（可稍后重建）"
             outcome.warnings.append(msg)
@@ -343,7 +337,7 @@ class ChapterPipeline:
             refined = result.text
             notes["refine_log"] = [e.to_json_dict() for e in result.applied]
             notes["refine_rejected"] = [{**r.edit.to_json_dict(), "why": r.reason} for r in result.rejected]
-        await self._db(self.store.put_staging, layout.chapter_path(n), refined, chapter=n, kind="refined")
+        await db(self.store.put_staging, layout.chapter_path(n), refined, chapter=n, kind="refined")
         await self._save_notes(n, notes)
         await self._stage(n, "refined")
         return refined
@@ -365,21 +359,21 @@ class ChapterPipeline:
                 )
             path = self._secondary(n) if secondary else layout.evaluation_path(n)
             body = json.dumps(result.value.to_json_dict(), ensure_ascii=False, indent=2)
-            await self._db(self.store.put_staging, path, body, chapter=n)
+            await db(self.store.put_staging, path, body, chapter=n)
         _, scores = await self._verdict(n, brief)
         notes["scores"].append(round(min(scores), 2))
         await self._save_notes(n, notes)
         await self._stage(n, "judged")
 
     async def _verdict(self, n: int, brief: ChapterBrief) -> tuple[Evaluation, list[float]]:
-        raw = await self._db(self.store.staging, layout.evaluation_path(n))
+        raw = await db(self.store.staging, layout.evaluation_path(n))
         if not raw:
             raise PipelineError(f"第 {n} 章没有评审结果 (no staged evaluation)")
         primary = Evaluation.model_validate_json(raw)
         scores = [primary.overall if primary.overall is not None else primary.computed_overall()]
         evaluation = primary
         if brief.key_chapter:
-            raw2 = await self._db(self.store.staging, self._secondary(n))
+            raw2 = await db(self.store.staging, self._secondary(n))
             if raw2:
                 secondary = Evaluation.model_validate_json(raw2)
                 s2 = secondary.overall if secondary.overall is not None else secondary.computed_overall()
@@ -399,7 +393,7 @@ class ChapterPipeline:
         self._record(n, notes, Stage.POLISH, edits.calls, started)
         if edits.value is not None and edits.value.edits:
             text = apply_edits(text, edits.value.edits).text
-            await self._db(self.store.put_staging, layout.chapter_path(n), text, chapter=n, kind="refined")
+            await db(self.store.put_staging, layout.chapter_path(n), text, chapter=n, kind="refined")
         notes["polished"] = True
         await self._save_notes(n, notes)
         return text
@@ -471,12 +465,8 @@ class ChapterPipeline:
             "total_duration_ms": sum(int(s["duration_ms"]) for s in notes["stages"]),
             "total_cost_usd": round(cost, 6),
         }
-        await self._db(
-            self.store.put_staging, layout.log_path(n), json.dumps(log, ensure_ascii=False, indent=2)
-        )
-        result = await self._db(
-            self.store.commit_chapter, n, volume=brief.volume, storyline_id=brief.storyline_id
-        )
+        await db(self.store.put_staging, layout.log_path(n), json.dumps(log, ensure_ascii=False, indent=2))
+        result = await db(self.store.commit_chapter, n, volume=brief.volume, storyline_id=brief.storyline_id)
         if result.ops_skipped:
             msg = f"第 {n} 章的状态补丁未能应用：{result.ops_skipped}"
             outcome.warnings.append(msg)
@@ -485,7 +475,7 @@ class ChapterPipeline:
                 outcome.warnings.append("状态补丁已累计跳过 3 次，建议重建状态（novel rebuild）")
         for dropped in result.dropped_ops:
             outcome.warnings.append(f"第 {n} 章丢弃了一个状态 op：{dropped}")
-        await self._db(self.store.update_checkpoint, orchestrator_state="WRITING")
+        await db(self.store.update_checkpoint, orchestrator_state="WRITING")
         outcome.chars = count_chars(text)
         outcome.revisions = int(notes["revisions"])
         outcome.flagged = flagged

@@ -1,5 +1,4 @@
-"""Periodic checks, the volume review and contract change propagation (seed 004 §6 Layer 2c-2d, Layer 3,
-§6.5.5, §8.2, §8.5; 001 §10.2-§10.3).
+"""Periodic checks and the volume review (seed 004 §6 Layer 2c-2d, Layer 3, §8.2, §8.5; 001 §10.2-§10.3).
 
 - every 5 chapters: the quality brief (mean score, problem chapters) with 继续 / 回看 / 调整方向, and the
   style drift of the last 5 chapters against the profile, written to ``style-drift.json`` (which the writer
@@ -8,9 +7,9 @@
   over the window's summaries; a finding of high severity pauses the loop (§10.3 一致性检查失败 → 暂停);
 - at a volume's last chapter: the review (full-volume audit, foreshadowing completion, setups for the next
   volume, state cleanup per §8.5, the volume's final state archived) and the question leading to the next
-  volume's planning;
-- a changed world rule lists the character contracts and unwritten chapter contracts it affects and offers
-  to update them.
+  volume's planning.
+
+A changed world rule's propagation (§6.5.5) is :mod:`novel_desktop.pipeline.rule_change`.
 
 :func:`after_chapter` is what the writing loops call after each committed chapter.
 """
@@ -23,31 +22,21 @@ from dataclasses import dataclass, field
 from statistics import mean
 from typing import Any
 
-from sqlmodel import Session
-
 from novel_desktop.agents.planning import AuditFinding, AuditReply, audit_context, character_context
+from novel_desktop.agents.ports import PlanningAgents
 from novel_desktop.analysis.novel_analysis import analyze_store
 from novel_desktop.analysis.style_metrics import StyleMetrics, drift
-from novel_desktop.domain.characters import Character
 from novel_desktop.domain.foreshadowing import GlobalForeshadowing, VolumeForeshadowing, overdue
 from novel_desktop.domain.state_ops import prune_state
 from novel_desktop.domain.style import StyleProfile
 from novel_desktop.pipeline.interaction import AnswersNeeded, InteractionManager
-from novel_desktop.pipeline.quick_start import (
-    PlanningAgents,
-    StepReport,
-    add_usage,
-    ask,
-    ask_decision,
-    db,
-    question,
-    spec,
-)
+from novel_desktop.pipeline.quick_start import store_characters
+from novel_desktop.pipeline.steps import StepReport, add_usage, ask, character_files, consult, question, spec
 from novel_desktop.pipeline.volume_plan import PlanParams, plan_params, set_plan_params, volume_range
 from novel_desktop.storage import layout
-from novel_desktop.storage.engine import writer
+from novel_desktop.storage.aio import db
+from novel_desktop.storage.maintenance import rewrite_state_snapshot
 from novel_desktop.storage.store import NovelStore, dumps
-from novel_desktop.storage.tables import StateSnapshotRow
 
 BRIEF_EVERY = 5
 DRIFT_EVERY = 5
@@ -339,19 +328,6 @@ async def checks_now(
 
 
 # ---------------------------------------------------------------------------- state cleanup (§8.5)
-def _character_files(store: NovelStore) -> list[Character]:
-    out = []
-    for path in store.list_documents("characters/active/"):
-        data = store.document_json(path) if path.endswith(".json") else None
-        if isinstance(data, dict):
-            data.setdefault("id", path.rsplit("/", 1)[-1].removesuffix(".json"))
-            try:
-                out.append(Character.model_validate(data))
-            except ValueError:
-                continue
-    return out
-
-
 def cleanup_state(store: NovelStore, chapter: int, absent_for: int | None = None) -> list[str]:
     """Retire characters absent for ``absent_for`` chapters and prune the state to the active cast.
 
@@ -364,7 +340,7 @@ def cleanup_state(store: NovelStore, chapter: int, absent_for: int | None = None
     retired: list[str] = []
     keep: list[str] = []
     state = store.current_state()
-    for ch in _character_files(store):
+    for ch in character_files(store):
         seen = analysis.entities.appearances.get(ch.id)
         if seen is not None and seen.last_chapter is not None:
             last = seen.last_chapter
@@ -382,11 +358,7 @@ def cleanup_state(store: NovelStore, chapter: int, absent_for: int | None = None
             keep.append(ch.id)
     pruned = prune_state(state, keep)
     if pruned != state:
-        with Session(writer(store.engine)) as s, s.begin():
-            row = s.get(StateSnapshotRow, int(state.get("state_version", 0)))
-            if row is not None:
-                row.content = dumps(pruned)
-                s.add(row)
+        rewrite_state_snapshot(store, int(state.get("state_version", 0)), pruned)
     return retired
 
 
@@ -549,166 +521,25 @@ async def add_character(
     store: NovelStore, agents: PlanningAgents, interaction: InteractionManager, description: str, tag: str
 ) -> StepReport:
     """CharacterWeaver (新增角色) for one described character; a contract decision becomes a question."""
-    from novel_desktop.pipeline.quick_start import _store_characters
-
     context = await db(character_context, store, "新增角色", description)
-    report = StepReport("")
-    for attempt in range(2):
-        result = await agents.characters(context)
-        report.calls += result.calls
-        report.warnings += result.warnings
-        if result.value is None:
-            report.warnings.append("CharacterWeaver 的输出无法解析，新角色未加入")
-            return report
-        decision = result.value.decision()
-        if decision is None:
-            report.written = await db(_store_characters, store, result.value)
-            report.message = "新增角色：" + "、".join(c.name for c in result.value.characters)
-            await db(add_usage, store, report.calls)
-            return report
-        if attempt == 0:
-            path = f"{layout.NOVEL_ASK_DIR}{tag}-character.answers.json"
-            choice = await ask_decision(store, interaction, decision, "character decision", path)
-            context = {**context, "update_request": f"{description}\n\n作者的决定：{choice}"}
-    report.warnings.append("CharacterWeaver 仍需要作者决定，新角色未加入")
-    return report
-
-
-# ---------------------------------------------------------------------------- change propagation (§6.5.5)
-@dataclass
-class RuleImpact:
-    """What a changed world rule touches: character contracts by character, and unwritten chapters."""
-
-    rule_ids: list[str]
-    contracts: dict[str, list[str]] = field(default_factory=dict)
-    chapters: dict[int, str] = field(default_factory=dict)
-
-    @property
-    def empty(self) -> bool:
-        return not self.contracts and not self.chapters
-
-    def lines(self) -> list[str]:
-        out = [f"规则 {'、'.join(self.rule_ids)} 变更影响："]
-        out += [f"  角色 {who}：{'、'.join(ids)}" for who, ids in self.contracts.items()]
-        out += [f"  第{n}章契约（{path}）" for n, path in sorted(self.chapters.items())]
-        if self.empty:
-            out.append("  没有受影响的角色契约或待写章节契约")
-        return out
-
-
-_CJK = re.compile(r"[\u4e00-\u9fff]{2,}")
-
-
-def _bigrams(text: str) -> set[str]:
-    return {w[i : i + 2] for w in _CJK.findall(text) for i in range(len(w) - 1)}
-
-
-def rule_change_impact(store: NovelStore, rule_ids: list[str]) -> RuleImpact:
-    """The character contracts and unwritten chapter contracts a change of ``rule_ids`` affects.
-
-    A character contract is affected when it names the rule, or shares at least three two-character terms
-    with the rule's text (a capability bounded by the rule without citing it). A chapter contract is affected
-    when it is not written yet and requires the rule or cites it in an acceptance criterion.
-    """
-    rules = {r.get("id"): r for r in (store.document_json("world/rules.json") or {}).get("rules") or []}
-    impact = RuleImpact(list(rule_ids))
-    terms = {rid: _bigrams(str(rules.get(rid, {}).get("rule", ""))) for rid in rule_ids}
-    for ch in _character_files(store):
-        hits = []
-        for c in ch.contracts:
-            text = " ".join([c.rule, *c.exceptions, c.update_requires or ""])
-            if any(rid in text or len(terms[rid] & _bigrams(text)) >= 3 for rid in rule_ids):
-                hits.append(c.id)
-        if hits:
-            impact.contracts[ch.id] = hits
-    last = int(store.checkpoint().get("last_completed_chapter") or 0)
-    for path in store.list_documents("volumes/"):
-        if "/chapter-contracts/" not in path:
-            continue
-        data = store.document_json(path) or {}
-        n = int(data.get("chapter") or 0)
-        if n <= last:
-            continue
-        required = (data.get("preconditions") or {}).get("required_world_rules") or []
-        criteria = " ".join(data.get("acceptance_criteria") or [])
-        if any(rid in required or rid in criteria for rid in rule_ids):
-            impact.chapters[n] = path
-    return impact
-
-
-def _annotate_chapters(store: NovelStore, impact: RuleImpact) -> list[str]:
-    rules = {r.get("id"): r for r in (store.document_json("world/rules.json") or {}).get("rules") or []}
-    written = []
-    for path in impact.chapters.values():
-        data = store.document_json(path) or {}
-        criteria = list(data.get("acceptance_criteria") or [])
-        for rid in impact.rule_ids:
-            note = f"遵守变更后的 {rid}：{rules.get(rid, {}).get('rule', '')}"
-            if note not in criteria:
-                criteria.append(note)
-            required = data.setdefault("preconditions", {}).setdefault("required_world_rules", [])
-            if rid not in required:
-                required.append(rid)
-        data["acceptance_criteria"] = criteria
-        store.put_document(path, dumps(data))
-        written.append(path)
-    return written
-
-
-async def propagate_rule_change(
-    store: NovelStore, agents: PlanningAgents, interaction: InteractionManager, rule_ids: list[str]
-) -> StepReport:
-    """List what a world-rule change affects and offer to update it (§6.5.5 变更传播链).
-
-    On 更新: CharacterWeaver (更新角色) revises the affected contracts — a contract change comes back as
-    ``requires_user_decision`` and is asked — and each affected unwritten chapter contract gets the changed
-    rule in its required rules and an acceptance criterion.
-    """
-    impact = await db(rule_change_impact, store, rule_ids)
-    report = StepReport("\n".join(impact.lines()))
-    if impact.empty:
-        return report
-    key = "-".join(rule_ids).lower()
-    q = spec(
-        "rule change propagation",
-        question(
-            "propagate",
-            "契约更新",
-            "；".join(impact.lines()) + "。要更新这些契约吗？",
-            options=[("更新", "推荐：更新受影响的角色契约和章节契约"), ("暂不更新", "只记录影响，不改契约")],
-            default="更新",
-        ),
+    path = f"{layout.NOVEL_ASK_DIR}{tag}-character.answers.json"
+    done = await consult(
+        store,
+        interaction,
+        agents.characters,
+        context,
+        request=description,
+        topic="character decision",
+        answer_path=path,
     )
-    answer = await ask(store, interaction, q, f"{layout.NOVEL_ASK_DIR}rule-change-{key}.answers.json")
-    if answer.answers.get("propagate") != "更新":
-        report.message += "\n作者选择暂不更新"
+    report = StepReport("", calls=done.calls, warnings=done.warnings)
+    if done.reply is None:
+        if done.outcome == "unparsable":
+            report.warnings.append("CharacterWeaver 的输出无法解析，新角色未加入")
+        else:
+            report.warnings.append("CharacterWeaver 仍需要作者决定，新角色未加入")
         return report
-    if impact.contracts:
-        request = f"世界规则 {'、'.join(rule_ids)} 已变更。请按新规则更新受影响的契约：" + "；".join(
-            f"{who}：{'、'.join(ids)}" for who, ids in impact.contracts.items()
-        )
-        context = await db(character_context, store, "更新角色", request)
-        for attempt in range(2):
-            result = await agents.characters(context)
-            report.calls += result.calls
-            report.warnings += result.warnings
-            if result.value is None:
-                report.warnings.append("CharacterWeaver 的输出无法解析，角色契约未更新")
-                break
-            decision = result.value.decision()
-            if decision is None:
-                for ch in result.value.characters:
-                    path = f"characters/active/{ch.id}.json"
-                    await db(store.put_document, path, dumps({**ch.to_json_dict(), "status": "active"}))
-                    report.written.append(path)
-                break
-            if attempt == 0:
-                path = f"{layout.NOVEL_ASK_DIR}rule-change-{key}-contracts.answers.json"
-                choice = await ask_decision(store, interaction, decision, "contract change", path)
-                if "驳回" in choice:
-                    break
-                context = {**context, "update_request": f"{request}\n\n作者的决定：{choice}"}
-    report.written += await db(_annotate_chapters, store, impact)
+    report.written = await db(store_characters, store, done.reply)
+    report.message = "新增角色：" + "、".join(c.name for c in done.reply.characters)
     await db(add_usage, store, report.calls)
-    report.message += f"\n已更新 {len(report.written)} 份契约"
     return report

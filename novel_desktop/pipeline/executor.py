@@ -6,8 +6,7 @@ step as a seed-000 :class:`InstructionPacket`: which agent runs, the project-rel
 the author must decide, the files it must write (``expected_outputs``), and the commands that follow.
 The executor writes those files into the folder (``novel export-folder --skeleton``); :func:`validate`
 checks them against the domain models and the gate's AnswerSpec against its QuestionSpec; :func:`advance`
-imports them into staging and moves the checkpoint — a commit goes through
-:meth:`NovelStore.commit_chapter`, one transaction, exactly as ``novel continue`` commits.
+imports them into staging and moves the checkpoint (both in :mod:`novel_desktop.pipeline.step_results`).
 
 Step ids::
 
@@ -25,7 +24,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,12 +42,10 @@ from novel_desktop.domain.novel_ask import (
     QuestionSpec,
     ValidationProblem,
 )
-from novel_desktop.domain.novel_ask_answers import evaluate_gate, validate_answer_path
-from novel_desktop.domain.text import count_chars
-from novel_desktop.domain.validate import model_for
+from novel_desktop.domain.novel_ask_answers import evaluate_gate
 from novel_desktop.pipeline.chapter import GATE_NOTES, SECONDARY_EVAL
 from novel_desktop.storage import layout
-from novel_desktop.storage.store import CommitResult, NovelStore, dumps
+from novel_desktop.storage.store import NovelStore, dumps
 
 PACKET_VERSION = 1
 CHAPTER_ACTIONS = ("draft", "summarize", "refine", "judge", "revise", "commit")
@@ -124,7 +121,7 @@ def parse_step(step: str) -> Step:
 
 
 # ---------------------------------------------------------------------------- reading outputs
-class _Reader:
+class FolderReader:
     """Reads project-relative paths from an exported folder, or from the novel when there is none."""
 
     def __init__(self, store: NovelStore, folder: Path | None) -> None:
@@ -166,7 +163,7 @@ def store_text(store: NovelStore, path: str) -> str | None:
 
 
 # ---------------------------------------------------------------------------- where the novel stands
-def _notes(store: NovelStore, n: int) -> dict[str, Any]:
+def staged_notes(store: NovelStore, n: int) -> dict[str, Any]:
     raw = store.staging(GATE_NOTES.format(n=layout.num(n)))
     data: dict[str, Any] = json.loads(raw) if raw else {}
     data.setdefault("revisions", 0)
@@ -178,7 +175,7 @@ def _notes(store: NovelStore, n: int) -> dict[str, Any]:
     return data
 
 
-def _save_notes(store: NovelStore, n: int, notes: dict[str, Any]) -> None:
+def save_staged_notes(store: NovelStore, n: int, notes: dict[str, Any]) -> None:
     store.put_staging(GATE_NOTES.format(n=layout.num(n)), json.dumps(notes, ensure_ascii=False), chapter=n)
 
 
@@ -192,7 +189,7 @@ def _staged_evaluation(store: NovelStore, n: int) -> Evaluation | None:
         return None
 
 
-def _gate(store: NovelStore, n: int) -> tuple[GateDecision, Evaluation] | None:
+def gate_decision(store: NovelStore, n: int) -> tuple[GateDecision, Evaluation] | None:
     """The quality gate's decision on the staged evaluation (the lower judge counts on key chapters)."""
     evaluation = _staged_evaluation(store, n)
     if evaluation is None:
@@ -208,7 +205,7 @@ def _gate(store: NovelStore, n: int) -> tuple[GateDecision, Evaluation] | None:
             s2 = second.overall if second.overall is not None else second.computed_overall()
             if s2 < score:
                 score, evaluation = s2, second
-    notes = _notes(store, n)
+    notes = staged_notes(store, n)
     decision = decide(
         float(score),
         blocking_violations=len(evaluation.blocking_violations()),
@@ -219,11 +216,11 @@ def _gate(store: NovelStore, n: int) -> tuple[GateDecision, Evaluation] | None:
 
 def _commit_answer_path(store: NovelStore, n: int) -> str:
     # One question per judging round, so that a re-judged chapter is asked afresh.
-    rounds = len(_notes(store, n)["scores"])
+    rounds = len(staged_notes(store, n)["scores"])
     return f"{layout.NOVEL_ASK_DIR}chapter-{layout.num(n)}-commit-j{rounds}.answers.json"
 
 
-def _answer_choice(store: NovelStore, answer_path: str, spec: QuestionSpec, question: str) -> str | None:
+def answer_choice(store: NovelStore, answer_path: str, spec: QuestionSpec, question: str) -> str | None:
     raw = store.answer(answer_path)
     if raw is None:
         return None
@@ -271,14 +268,14 @@ def next_step(store: NovelStore) -> str:
         return f"chapter:{chapter}:refine"
     if stage == "refined":
         return f"chapter:{chapter}:judge"
-    gate = _gate(store, n)
+    gate = gate_decision(store, n)
     if gate is None:
         return f"chapter:{chapter}:judge"
     decision, _ = gate
     if decision.action in (GateAction.REVISE, GateAction.REWRITE):
         return f"chapter:{chapter}:revise"
     if decision.action is GateAction.ASK_USER:
-        choice = _answer_choice(
+        choice = answer_choice(
             store, _commit_answer_path(store, n), _low_score_spec(n, decision), "low_score_action"
         )
         if choice == "自动修订":
@@ -380,7 +377,7 @@ def _base_paths(store: NovelStore) -> dict[str, str | list[str]]:
     }
 
 
-def _chapter_facts(store: NovelStore, n: int) -> tuple[int, str | None, str]:
+def chapter_facts(store: NovelStore, n: int) -> tuple[int, str | None, str]:
     """Volume, storyline and outline section of chapter ``n``."""
     from novel_desktop.agents.context import load_facts
 
@@ -489,7 +486,7 @@ def _plan_packet(store: NovelStore, step: Step) -> InstructionPacket:
 
 def _chapter_packet(store: NovelStore, step: Step) -> InstructionPacket:
     n = step.number
-    volume, storyline, outline_section = _chapter_facts(store, n)
+    volume, storyline, outline_section = chapter_facts(store, n)
     vol = layout.volume_dir(volume)
     staged_text = f"staging/{layout.chapter_path(n)}"
     staged_eval = f"staging/{layout.evaluation_path(n)}"
@@ -521,14 +518,14 @@ def _chapter_packet(store: NovelStore, step: Step) -> InstructionPacket:
         }
         if step.action == "revise":
             paths = {**paths, "chapter_draft": staged_text, "evaluation": staged_eval}
-            gate_now = _gate(store, n)
+            gate_now = gate_decision(store, n)
             if gate_now is not None:
                 decision, evaluation = gate_now
                 inline["mode"] = "rewrite" if decision.action is GateAction.REWRITE else "revise"
                 inline["required_fixes"] = [
                     f"{f.target}：{f.instruction}" for f in evaluation.required_fixes
                 ] + [str(v) for v in evaluation.blocking_violations()]
-            inline["revision_round"] = int(_notes(store, n)["revisions"]) + 1
+            inline["revision_round"] = int(staged_notes(store, n)["revisions"]) + 1
         name = "chapter-writer"
         inline["task"] = (
             f"写第 {n} 章正文（Markdown，以“# 第{n}章 标题”开头），写入 {staged_text}。"
@@ -581,7 +578,7 @@ def _chapter_packet(store: NovelStore, step: Step) -> InstructionPacket:
         paths = {"chapter_content": staged_text, "evaluation": staged_eval}
         name = "commit"
         outputs = []
-        gate_now = _gate(store, n)
+        gate_now = gate_decision(store, n)
         if gate_now is not None:
             decision, evaluation = gate_now
             inline["gate_decision"] = decision.action.value
@@ -597,318 +594,3 @@ def _chapter_packet(store: NovelStore, step: Step) -> InstructionPacket:
 
 
 # ---------------------------------------------------------------------------- validate
-def _check_output(path: str, text: str, step: Step) -> list[ValidationProblem]:
-    if not text.strip():
-        return [ValidationProblem(path, "文件是空的 (empty file)")]
-    if not path.endswith(".json"):
-        if path.endswith(".md") and "/chapters/" in f"/{path}" and count_chars(text) < 1:
-            return [ValidationProblem(path, "正文没有文字 (no text)")]
-        return []
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return [ValidationProblem(path, f"不是合法的 JSON：第 {exc.lineno} 行 {exc.msg}")]
-    model = model_for(path)
-    problems: list[ValidationProblem] = []
-    if model is not None:
-        try:
-            model.model_validate(data)
-        except ValidationError as exc:
-            for err in exc.errors(include_url=False)[:10]:
-                where = ".".join(str(p) for p in err["loc"]) or "(根 root)"
-                problems.append(ValidationProblem(path, f"{where}：{err['msg']}"))
-    if (
-        step.kind == "chapter"
-        and isinstance(data, dict)
-        and "chapter" in data
-        and data["chapter"] != step.number
-    ):
-        problems.append(ValidationProblem(path, f"chapter 应为 {step.number}，实际为 {data['chapter']!r}"))
-    return problems
-
-
-def validate(store: NovelStore, step: str, folder: str | Path | None = None) -> list[ValidationProblem]:
-    """Every reason ``step``'s outputs are not ready to advance; empty when they are.
-
-    Reads from ``folder`` (an exported project folder the executor wrote into) or, without one, from the
-    novel's staging. A gated step needs a valid AnswerSpec at its ``answer_path`` first: a missing one is
-    named, an invalid one blocks the step with the reasons (seed 000).
-    """
-    parsed = parse_step(step)
-    packet = instructions(store, parsed.id)
-    root = Path(folder) if folder is not None else None
-    reader = _Reader(store, root)
-    problems: list[ValidationProblem] = []
-    if packet.has_gate and packet.answer_path is not None and packet.novel_ask is not None:
-        path_problems = validate_answer_path(packet.answer_path, root)
-        if path_problems:
-            return path_problems
-        raw = reader.read(packet.answer_path)
-        if raw is None:
-            problems.append(
-                ValidationProblem(
-                    packet.answer_path,
-                    f"缺少 AnswerSpec：先向作者提问（topic: {packet.novel_ask.topic}）并写入此文件 "
-                    "(the gate's answer is missing)",
-                )
-            )
-        else:
-            try:
-                data: Any = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                problems.append(
-                    ValidationProblem(packet.answer_path, f"AnswerSpec 不是合法的 JSON：{exc.msg}")
-                )
-            else:
-                outcome = evaluate_gate(packet.novel_ask, data)
-                problems.extend(
-                    ValidationProblem(
-                        packet.answer_path, f"AnswerSpec 无效，该步骤已阻塞（修复或删除后重试）：{p}"
-                    )
-                    for p in outcome.problems
-                )
-    for output in packet.expected_outputs:
-        if output.path == packet.answer_path:
-            continue
-        text = reader.read(output.path)
-        if text is None:
-            if output.required:
-                problems.append(
-                    ValidationProblem(output.path, "缺少必需的输出文件 (required output missing)")
-                )
-            continue
-        problems.extend(_check_output(output.path, text, parsed))
-    return problems
-
-
-# ---------------------------------------------------------------------------- advance
-@dataclass
-class AdvanceResult:
-    """What ``advance`` did, in words for the author, and the step that comes next."""
-
-    step: str
-    message: str
-    next_step: str
-    commit: CommitResult | None = None
-    imported: list[str] = field(default_factory=list)
-
-
-def _import(store: NovelStore, root: Path, paths: list[str]) -> list[str]:
-    """Copy the executor's files from the folder into the novel (staging, answers or documents)."""
-    done: list[str] = []
-    for path in paths:
-        target = root / path
-        if not target.is_file():
-            continue
-        text = target.read_text(encoding="utf-8")
-        kind, _ = layout.classify(path)
-        if kind is layout.Kind.ANSWER:
-            store.put_answer(path, text)
-        elif kind is layout.Kind.STAGING:
-            store.put_staging(path.removeprefix("staging/"), text)
-        elif kind is layout.Kind.DOCUMENT:
-            store.put_document(path, text)
-        else:
-            continue
-        done.append(path)
-    return done
-
-
-def _documents_under(root: Path, prefixes: tuple[str, ...]) -> list[str]:
-    found: list[str] = []
-    for prefix in prefixes:
-        base = root / prefix
-        if not base.is_dir():
-            continue
-        for file in sorted(base.rglob("*")):
-            rel = file.relative_to(root).as_posix()
-            if file.is_file() and layout.classify(rel)[0] is layout.Kind.DOCUMENT:
-                found.append(rel)
-    return found
-
-
-def advance(store: NovelStore, step: str, folder: str | Path | None = None) -> AdvanceResult:
-    """Import ``step``'s validated outputs and move the checkpoint (a commit for ``chapter:N:commit``).
-
-    Raises :class:`StepInvalid` when :func:`validate` finds problems and :class:`StepRefused` when the step
-    is not the one the checkpoint expects, or the author's answer says not to go on. With ``folder``, the
-    folder's ``.checkpoint.json`` is brought up to date, and a commit also writes the committed files back
-    and clears the chapter's staging there, so the executor and the window keep seeing one novel.
-    """
-    parsed = parse_step(step)
-    expected = next_step(store)
-    if parsed.id != expected:
-        raise StepRefused(f"现在应执行的步骤是 {expected}，不是 {parsed.id} (the next step is {expected})")
-    problems = validate(store, parsed.id, folder)
-    if problems:
-        raise StepInvalid(parsed.id, problems)
-    packet = instructions(store, parsed.id)
-    root = Path(folder) if folder is not None else None
-    imported: list[str] = []
-    if root is not None:
-        paths = [o.path for o in packet.expected_outputs]
-        if parsed.kind == "novel":
-            paths += _documents_under(root, ("world", "characters", "storylines", "brief.md"))
-        elif parsed.kind == "volume":
-            paths += _documents_under(root, (layout.volume_dir(parsed.number),))
-        imported = _import(store, root, list(dict.fromkeys(paths)))
-
-    result = _apply(store, parsed, packet)
-    result.imported = imported
-    result.next_step = next_step(store)
-    if root is not None:
-        (root / layout.CHECKPOINT).write_text(dumps(store.checkpoint()), encoding="utf-8")
-        if result.commit is not None:
-            _sync_committed(store, root, parsed.number)
-    return result
-
-
-def _answer(store: NovelStore, packet: InstructionPacket, question: str) -> str | None:
-    if packet.answer_path is None or packet.novel_ask is None:
-        return None
-    return _answer_choice(store, packet.answer_path, packet.novel_ask, question)
-
-
-def _apply(store: NovelStore, step: Step, packet: InstructionPacket) -> AdvanceResult:
-    sid = step.id
-    if step.kind == "novel":
-        platform = _answer(store, packet, "platform")
-        if platform:
-            store.set_meta("platform", platform)
-        store.update_checkpoint(orchestrator_state="VOL_PLANNING")
-        return AdvanceResult(sid, f"设定已导入，发布平台：{platform}；下一步规划第 1 卷", "")
-    if step.kind == "volume":
-        choice = _answer(store, packet, "outline_action")
-        if choice != "确认":
-            raise StepRefused(
-                f"作者选择了“{choice}”：改好大纲后删除 {packet.answer_path} 再确认一次 "
-                "(outline not confirmed)"
-            )
-        store.update_checkpoint(current_volume=step.number, orchestrator_state="WRITING")
-        return AdvanceResult(sid, f"第 {step.number} 卷大纲已确认，开始写作", "")
-
-    n = step.number
-    text_key = layout.chapter_path(n)
-    if step.action in ("draft", "revise"):
-        text = store.staging(text_key) or ""
-        notes = _notes(store, n)
-        for stale in (layout.summary_path(n), layout.delta_path(n), layout.evaluation_path(n)):
-            store.delete_staging(stale)
-        store.delete_staging(SECONDARY_EVAL.format(n=layout.num(n)))
-        if step.action == "draft":
-            store.put_staging(layout.draft_path(n), text, chapter=n, kind="draft")
-            store.put_staging(text_key, text, chapter=n, kind="draft")
-        else:
-            notes["revisions"] = int(notes["revisions"]) + 1
-            notes["polished"] = False
-            store.put_staging(text_key, text, chapter=n, kind="revision")
-        notes["executor"] = "external"
-        _save_notes(store, n, notes)
-        state = "WRITING" if step.action == "draft" else "CHAPTER_REWRITE"
-        store.update_checkpoint(inflight_chapter=n, pipeline_stage="drafted", orchestrator_state=state)
-        return AdvanceResult(sid, f"第 {n} 章正文已放入暂存区（{count_chars(text)} 字）", "")
-    if step.action == "summarize":
-        return AdvanceResult(sid, f"第 {n} 章摘要与状态补丁已暂存", "")
-    if step.action == "refine":
-        store.put_staging(text_key, store.staging(text_key) or "", chapter=n, kind="refined")
-        store.update_checkpoint(inflight_chapter=n, pipeline_stage="refined")
-        return AdvanceResult(sid, f"第 {n} 章润色稿已暂存", "")
-    if step.action == "judge":
-        gate = _gate(store, n)
-        notes = _notes(store, n)
-        if gate is not None:
-            _, evaluation = gate
-            score = evaluation.overall if evaluation.overall is not None else evaluation.computed_overall()
-            notes["scores"].append(round(float(score), 2))
-        _save_notes(store, n, notes)
-        store.update_checkpoint(inflight_chapter=n, pipeline_stage="judged")
-        reason = gate[0].reason if gate else ""
-        return AdvanceResult(sid, f"第 {n} 章评审已暂存：{reason}", "")
-    return _commit(store, n, packet)
-
-
-def _commit(store: NovelStore, n: int, packet: InstructionPacket) -> AdvanceResult:
-    sid = f"chapter:{layout.num(n)}:commit"
-    gate = _gate(store, n)
-    if gate is None:
-        raise StepRefused(f"第 {n} 章还没有评审结果，先执行 chapter:{layout.num(n)}:judge")
-    decision, _ = gate
-    flagged = decision.flagged
-    if decision.action is GateAction.ASK_USER:
-        choice = _answer(store, packet, "low_score_action")
-        if choice == "接受":
-            flagged = True
-        else:
-            nxt = "revise" if choice == "自动修订" else "judge"
-            raise StepRefused(
-                f"作者选择了“{choice}”，本章不提交；下一步 chapter:{layout.num(n)}:{nxt} (not committed)"
-            )
-    elif not decision.commits:
-        raise StepRefused(f"门控要求修订：{decision.reason}；先执行 chapter:{layout.num(n)}:revise")
-    notes = _notes(store, n)
-    volume, storyline, _ = _chapter_facts(store, n)
-    log = {
-        "chapter": n,
-        "storyline_id": storyline,
-        "started_at": notes["started_at"],
-        "stages": notes["stages"],
-        "gate_decision": "force_pass" if flagged else decision.action.value,
-        "revisions": int(notes["revisions"]),
-        "scores": notes["scores"],
-        "executor": "external",
-        "total_duration_ms": 0,
-        "total_cost_usd": 0.0,
-    }
-    store.put_staging(layout.log_path(n), json.dumps(log, ensure_ascii=False, indent=2), chapter=n)
-    commit = store.commit_chapter(n, volume=volume, storyline_id=storyline)
-    store.update_checkpoint(orchestrator_state="WRITING")
-    mark = "（已标记质量问题）" if flagged else ""
-    return AdvanceResult(sid, f"第 {n} 章已提交，状态版本 {commit.state_version}{mark}", "", commit=commit)
-
-
-def _sync_committed(store: NovelStore, root: Path, n: int) -> None:
-    """Write what the commit produced into the folder and clear the chapter's staging files there."""
-    files: dict[str, str | None] = {
-        layout.chapter_path(n): store.chapter_text(n),
-        layout.summary_path(n): store.summary(n),
-        layout.CURRENT_STATE: dumps(store.current_state()),
-        layout.GLOBAL_FORESHADOWING: store.document(layout.GLOBAL_FORESHADOWING),
-    }
-    ev = store.evaluation(n)
-    files[layout.evaluation_path(n)] = dumps(ev) if ev is not None else None
-    plog = store.pipeline_log(n)
-    files[layout.log_path(n)] = dumps(plog) if plog is not None else None
-    entries = store.changelog()
-    files[layout.CHANGELOG] = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in entries) or None
-    for path in store.list_documents("storylines/"):
-        if path.endswith("/memory.md"):
-            files[path] = store.document(path)
-    for rel, text in files.items():
-        if text is None:
-            continue
-        target = root / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-    staging = root / "staging"
-    tag = f"chapter-{layout.num(n)}"
-    for file in sorted(staging.rglob("*")) if staging.is_dir() else []:
-        rel = file.relative_to(root).as_posix()
-        if not file.is_file() or rel.startswith(layout.NOVEL_ASK_DIR):
-            continue
-        if tag in file.name or (rel.startswith("staging/storylines/") and rel.endswith("/memory.md")):
-            file.unlink()
-
-
-__all__ = [
-    "AdvanceResult",
-    "Step",
-    "StepError",
-    "StepInvalid",
-    "StepRefused",
-    "advance",
-    "instructions",
-    "next_step",
-    "parse_step",
-    "store_text",
-    "validate",
-]

@@ -15,7 +15,7 @@ import itertools
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from novel_desktop.domain.novel_ask import AnswerSpec, AnswerSpecInvalid, QuestionSpec, ValidationProblem
 from novel_desktop.domain.novel_ask_answers import (
@@ -37,13 +37,6 @@ class InteractionRequest:
     source: str = "novel_ask"
     #: What the author may want to see while answering (an outline, a quality brief …), as text.
     context: str = ""
-
-
-@dataclass(frozen=True)
-class InteractionResponse:
-    request_id: int
-    status: Literal["submitted", "cancelled"]
-    answer: AnswerSpec | None = None
 
 
 class InteractionBusy(RuntimeError):

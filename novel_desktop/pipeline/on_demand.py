@@ -5,14 +5,13 @@ the world, add a storyline, import research notes, re-run the judge on a chapter
 chapters at once through the Message Batches API (half price where the provider offers it).
 
 Agents never ask the author (001 §10.5): when WorldBuilder or CharacterWeaver returns
-``requires_user_decision``, it becomes a NOVEL_ASK question through :func:`resolve_gate`, its answer is stored
-by ``answer_path`` (so re-running the same request reuses it), and the agent is called once more with the
-author's decision. A re-judged chapter keeps its previous verdict in its pipeline log.
+``requires_user_decision``, it becomes a NOVEL_ASK question (``pipeline.steps.consult``), its answer is
+stored by ``answer_path`` (so re-running the same request reuses it), and the agent is called once more with
+the author's decision. A re-judged chapter keeps its previous verdict in its pipeline log.
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import re
@@ -21,25 +20,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, ValidationError, model_validator
-from sqlmodel import Session
+from pydantic import ValidationError
 
+from novel_desktop.agents.judge import BatchReport
+from novel_desktop.agents.planning import CharacterReply, ReplyRules, WorldReply
+from novel_desktop.agents.ports import CallRecord, JudgeAgent, PlanningAgents
 from novel_desktop.domain.characters import Character, Relationship, Relationships
-from novel_desktop.domain.common import SeedModel, iso_now
+from novel_desktop.domain.common import iso_now
 from novel_desktop.domain.evaluation import Evaluation
-from novel_desktop.domain.novel_ask import QuestionSpec
 from novel_desktop.domain.seed_fields import Slug
 from novel_desktop.domain.storylines import Storyline, StorylinesFile
 from novel_desktop.domain.world import WorldRule, WorldRules
-from novel_desktop.llm.batches import BatchReport, BatchRequest, run_batch
-from novel_desktop.llm.client import LLMClient, PromptBlock
-from novel_desktop.llm.roles import AgentRole
-from novel_desktop.llm.structured import StructuredOutputError, call_structured, parse_json_output
-from novel_desktop.pipeline.interaction import InteractionManager, resolve_gate
+from novel_desktop.pipeline.interaction import InteractionManager
+from novel_desktop.pipeline.steps import consult
 from novel_desktop.storage import layout
-from novel_desktop.storage.engine import writer
+from novel_desktop.storage.aio import db
+from novel_desktop.storage.maintenance import replace_evaluation
 from novel_desktop.storage.store import NovelStore, StoreError, dumps
-from novel_desktop.storage.tables import EvaluationRow, PipelineLogRow
 
 RULES = "world/rules.json"
 WORLD_CHANGELOG = "world/changelog.md"
@@ -66,71 +63,7 @@ class ActionResult:
     rule_ids: list[str] = field(default_factory=list)
 
 
-# ---------------------------------------------------------------------------- agent replies
-class _Decision(SeedModel):
-    """The fields of ``requires_user_decision`` that both builders may return instead of a result."""
-
-    type: str | None = None
-    recommendation: str = ""
-    options: list[str] = Field(default_factory=list)
-    rationale: str = ""
-    data: dict[str, Any] = Field(default_factory=dict)
-
-    @property
-    def is_decision(self) -> bool:
-        return self.type == "requires_user_decision"
-
-
-class WorldDocument(SeedModel):
-    file: str
-    content: str
-
-
-class ReplyRules(SeedModel):
-    """The rules a WorldBuilder reply lists; ids may collide (the merge renumbers), so no uniqueness check."""
-
-    rules: list[WorldRule] = Field(default_factory=list)
-
-
-class WorldBuilderReply(_Decision):
-    """prompts/world_builder.md: the rules, documents and storylines, or a decision."""
-
-    rules: ReplyRules | None = None
-    documents: list[WorldDocument] = Field(default_factory=list)
-    storylines: StorylinesFile | None = None
-    changed_rule_ids: list[str] = Field(default_factory=list)
-    changelog: str = ""
-
-    @model_validator(mode="after")
-    def _result_or_decision(self) -> WorldBuilderReply:
-        if not self.is_decision and self.rules is None:
-            raise ValueError("缺少 rules（或 type=requires_user_decision）")
-        if self.is_decision and not self.options:
-            raise ValueError("requires_user_decision 必须给出 options")
-        return self
-
-
-class CharacterWeaverReply(_Decision):
-    """prompts/character_weaver.md: characters and relationships, or a decision."""
-
-    characters: list[Character] = Field(default_factory=list)
-    relationships: list[Relationship] = Field(default_factory=list)
-    changelog: str = ""
-
-    @model_validator(mode="after")
-    def _result_or_decision(self) -> CharacterWeaverReply:
-        if not self.is_decision and not self.characters:
-            raise ValueError("缺少 characters（或 type=requires_user_decision）")
-        if self.is_decision and not self.options:
-            raise ValueError("requires_user_decision 必须给出 options")
-        return self
-
-
 # ---------------------------------------------------------------------------- helpers
-async def _db(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    return await asyncio.to_thread(fn, *args, **kwargs)
-
-
 def _append_changelog(store: NovelStore, path: str, line: str) -> None:
     old = store.document(path) or ""
     prefix = old if old.endswith("\n") or not old else old + "\n"
@@ -145,53 +78,12 @@ def _docs(store: NovelStore, prefix: str, *, suffix: str = ".md", limit: int = 1
     return "\n\n".join(parts)[:limit]
 
 
-def _blocks(system_blocks: Sequence[str]) -> list[PromptBlock]:
-    return [PromptBlock(text, cache=True) for text in system_blocks if text.strip()]
+def _cost(calls: Sequence[CallRecord]) -> float:
+    return float(sum(c.cost_usd for c in calls))
 
 
 def _request_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
-
-
-async def _ask_decision(
-    store: NovelStore, decision: _Decision, topic: str, answer_path: str, interaction: InteractionManager
-) -> str:
-    """Turn an agent's requires_user_decision into a NOVEL_ASK question; return the chosen option."""
-    options = list(dict.fromkeys(o for o in decision.options if o.strip()))
-    default = decision.recommendation if decision.recommendation in options else options[0]
-    spec = QuestionSpec.model_validate(
-        {
-            "version": 1,
-            "topic": topic,
-            "questions": [
-                {
-                    "id": "decision",
-                    "header": "需要你决定",
-                    "question": (
-                        f"{decision.rationale or '模型需要你做决定'}（建议：{decision.recommendation}）"
-                    ),
-                    "kind": "single_choice",
-                    "options": [{"label": o, "description": ""} for o in options],
-                    "default": default,
-                    "allow_other": True,
-                }
-            ],
-        }
-    )
-    answer = await resolve_gate(
-        spec,
-        answer_path,
-        interaction,
-        load=store.answer,
-        save=store.put_answer,
-        context=json.dumps(decision.data, ensure_ascii=False)[:2000],
-    )
-    choice = answer.answers.get("decision")
-    return choice if isinstance(choice, str) else default
-
-
-def _cost(client: LLMClient, responses: Sequence[Any]) -> float:
-    return float(sum(r.usage.cost(client.settings.price_for(r.model)) for r in responses))
 
 
 # ---------------------------------------------------------------------------- characters
@@ -219,7 +111,7 @@ async def add_character(
     *,
     profile: dict[str, Any] | None = None,
     description: str | None = None,
-    client: LLMClient | None = None,
+    agents: PlanningAgents | None = None,
     interaction: InteractionManager | None = None,
 ) -> ActionResult:
     """Add a character: a ready profile as given, or one CharacterWeaver creates from ``description``.
@@ -233,63 +125,55 @@ async def add_character(
             character = Character.model_validate({**profile, "status": "active"})
         except ValidationError as exc:
             raise OnDemandError(f"角色档案无效：{exc.errors()[0]['msg']} (invalid profile)") from None
-        paths: list[str] = await _db(_store_character, store, character, "（手动）")
+        paths: list[str] = await db(_store_character, store, character, "（手动）")
         return ActionResult(f"已新增角色 {character.name}", paths)
-    if not description or client is None:
-        raise OnDemandError("需要角色档案，或者描述加模型服务 (a profile, or a description and a client)")
+    if not description or agents is None:
+        raise OnDemandError("需要角色档案，或者描述加模型服务 (a profile, or a description and the agents)")
 
-    cp = await _db(store.checkpoint)
+    cp = await db(store.checkpoint)
     context = {
-        "project_brief": await _db(store.document, "brief.md") or "",
-        "world_rules": json.dumps(await _db(store.document_json, RULES) or {}, ensure_ascii=False),
-        "world_docs": await _db(_docs, store, "world/"),
+        "project_brief": await db(store.document, "brief.md") or "",
+        "world_rules": json.dumps(await db(store.document_json, RULES) or {}, ensure_ascii=False),
+        "world_docs": await db(_docs, store, "world/"),
         "mode": "新增角色",
         "current_chapter": str(cp.get("last_completed_chapter") or 0),
-        "existing_characters": await _db(_docs, store, "characters/active/", suffix=".json"),
-        "relationships": await _db(store.document, RELATIONSHIPS) or "",
+        "existing_characters": await db(_docs, store, "characters/active/", suffix=".json"),
+        "relationships": await db(store.document, RELATIONSHIPS) or "",
         "outline_basis": "",
         "update_request": description,
     }
-    reply, cost = await _weave(store, client, context, interaction, description)
+    reply, cost = await _weave(store, agents, context, interaction, description)
     written: list[str] = []
     for character in reply.characters:
-        written += await _db(_store_character, store, character, f"：{description[:40]}")
-    written += await _db(_merge_relationships, store, reply.relationships)
+        written += await db(_store_character, store, character, f"：{description[:40]}")
+    written += await db(_merge_relationships, store, reply.relationships)
     names = "、".join(c.name for c in reply.characters)
     return ActionResult(f"已新增角色 {names}", written, cost_usd=cost)
 
 
 async def _weave(
     store: NovelStore,
-    client: LLMClient,
+    agents: PlanningAgents,
     context: dict[str, str],
     interaction: InteractionManager | None,
     request: str,
-) -> tuple[CharacterWeaverReply, float]:
-    from novel_desktop.agents.templates import render_template
-
-    cost = 0.0
-    for _round in range(2):
-        prompt = render_template("character_weaver", context)
-        result = await call_structured(
-            client,
-            AgentRole.character_weaver,
-            _blocks(prompt.system_blocks),
-            [{"role": "user", "content": prompt.user}],
-            CharacterWeaverReply,
-            what="角色档案",
-        )
-        cost += _cost(client, result.responses)
-        if result.value is None:
-            raise OnDemandError("；".join(result.warnings) or "角色档案未能生成")
-        if not result.value.is_decision:
-            return result.value, cost
-        if interaction is None or _round == 1:
-            raise OnDemandError(f"CharacterWeaver 需要作者决定：{result.value.rationale}")
-        path = f"{layout.NOVEL_ASK_DIR}character-{_request_key(request)}.answers.json"
-        choice = await _ask_decision(store, result.value, "character decision", path, interaction)
-        context = {**context, "update_request": f"{request}\n\n作者的决定：{choice}"}
-    raise AssertionError("unreachable")  # pragma: no cover
+) -> tuple[CharacterReply, float]:
+    path = f"{layout.NOVEL_ASK_DIR}character-{_request_key(request)}.answers.json"
+    done = await consult(
+        store,
+        interaction,
+        agents.characters,
+        context,
+        request=request,
+        topic="character decision",
+        answer_path=path,
+    )
+    if done.reply is not None:
+        return done.reply, _cost(done.calls)
+    if done.outcome == "unparsable":
+        raise OnDemandError("；".join(done.warnings) or "角色档案未能生成")
+    rationale = done.decision.rationale if done.decision is not None else ""
+    raise OnDemandError(f"CharacterWeaver 需要作者决定：{rationale}")
 
 
 def retire_character(store: NovelStore, slug: str, reason: str = "") -> ActionResult:
@@ -354,52 +238,44 @@ def merge_world_rules(
 
 
 async def extend_world(
-    store: NovelStore, client: LLMClient, request: str, interaction: InteractionManager
+    store: NovelStore, agents: PlanningAgents, request: str, interaction: InteractionManager
 ) -> ActionResult:
     """WorldBuilder in 增量更新 mode: new rules are appended with new ids, documents written or updated.
 
     A request that conflicts with a hard rule comes back as ``requires_user_decision``; the author answers
     a NOVEL_ASK question and WorldBuilder runs once more with the decision.
     """
-    from novel_desktop.agents.templates import render_template
-
     context = {
-        "project_brief": await _db(store.document, "brief.md") or "",
-        "research_notes": await _db(_docs, store, "research/"),
+        "project_brief": await db(store.document, "brief.md") or "",
+        "research_notes": await db(_docs, store, "research/"),
         "mode": "增量更新",
-        "existing_world_docs": await _db(_docs, store, "world/"),
-        "existing_rules": await _db(store.document, RULES) or "",
-        "existing_storylines": await _db(store.document, STORYLINES) or "",
+        "existing_world_docs": await db(_docs, store, "world/"),
+        "existing_rules": await db(store.document, RULES) or "",
+        "existing_storylines": await db(store.document, STORYLINES) or "",
         "update_request": request,
     }
-    cost = 0.0
-    reply: WorldBuilderReply | None = None
-    for _round in range(2):
-        prompt = render_template("world_builder", context)
-        result = await call_structured(
-            client,
-            AgentRole.world_builder,
-            _blocks(prompt.system_blocks),
-            [{"role": "user", "content": prompt.user}],
-            WorldBuilderReply,
-            what="世界观更新",
-        )
-        cost += _cost(client, result.responses)
-        if result.value is None:
-            raise OnDemandError("；".join(result.warnings) or "世界观更新未能生成")
-        if not result.value.is_decision:
-            reply = result.value
-            break
-        if _round == 1:
-            raise OnDemandError(f"WorldBuilder 仍需要作者决定：{result.value.rationale}")
-        path = f"{layout.NOVEL_ASK_DIR}world-extend-{_request_key(request)}.answers.json"
-        choice = await _ask_decision(store, result.value, "world extension conflict", path, interaction)
-        if "放弃" in choice:
-            return ActionResult(f"已按作者的决定放弃这项需求：{choice}", [], cost_usd=cost)
-        context = {**context, "update_request": f"{request}\n\n作者的决定：{choice}"}
-    assert reply is not None
+    path = f"{layout.NOVEL_ASK_DIR}world-extend-{_request_key(request)}.answers.json"
+    done = await consult(
+        store,
+        interaction,
+        agents.world,
+        context,
+        request=request,
+        topic="world extension conflict",
+        answer_path=path,
+        declines=lambda choice: "放弃" in choice,
+    )
+    cost = _cost(done.calls)
+    if done.outcome == "declined":
+        return ActionResult(f"已按作者的决定放弃这项需求：{done.choice}", [], cost_usd=cost)
+    if done.outcome == "unparsable":
+        raise OnDemandError("；".join(done.warnings) or "世界观更新未能生成")
+    reply = done.reply
+    if reply is None:
+        rationale = done.decision.rationale if done.decision is not None else ""
+        raise OnDemandError(f"WorldBuilder 仍需要作者决定：{rationale}")
     assert reply.rules is not None
-    paths, added, changed = await _db(_apply_world, store, reply, reply.rules)
+    paths, added, changed = await db(_apply_world, store, reply, reply.rules)
     message = f"世界观已更新：新增规则 {'、'.join(added) or '无'}，写入 {len(paths)} 个文件"
     if changed:
         message += f"；改动规则 {'、'.join(changed)}"
@@ -407,7 +283,7 @@ async def extend_world(
 
 
 def _apply_world(
-    store: NovelStore, reply: WorldBuilderReply, rules: ReplyRules
+    store: NovelStore, reply: WorldReply, rules: ReplyRules
 ) -> tuple[list[str], list[str], list[str]]:
     """Merge and store the reply: the paths written, the rule ids added, and the existing ones it changed."""
     existing = WorldRules.model_validate(store.document_json(RULES) or {"rules": []})
@@ -549,94 +425,32 @@ def store_reevaluation(
     """
     if not store.writable:
         raise OnDemandError("这部小说以只读方式打开 (the novel is open read-only)")
-    now = iso_now()
-    data = {**evaluation.to_json_dict(), "chapter": chapter}
-    overall = data.get("overall")
-    with Session(writer(store.engine), expire_on_commit=False) as s, s.begin():
-        old_row = s.get(EvaluationRow, chapter)
-        old = json.loads(old_row.content) if old_row else None
-        log_row = s.get(PipelineLogRow, chapter)
-        log: dict[str, Any] = (
-            json.loads(log_row.content) if log_row else {"chapter": chapter, "started_at": now}
-        )
-        history = list(log.get("previous_evaluations") or [])
-        if old is not None:
-            history.append({"replaced_at": now, "replaced_by": how, "evaluation": old})
-        log["previous_evaluations"] = history
-        log.setdefault("stages", []).append(
-            {
-                "name": how,
-                "model": model,
-                "input_tokens": 0,
-                "output_tokens": 0,
-                "duration_ms": 0,
-                "cost_usd": round(cost_usd, 6),
-            }
-        )
-        total = float(log.get("total_cost_usd") or 0.0) + cost_usd
-        log["total_cost_usd"] = round(total, 6)
-        s.merge(
-            EvaluationRow(
-                chapter=chapter,
-                content=json.dumps(data, ensure_ascii=False, indent=2),
-                overall=float(overall) if isinstance(overall, int | float) else None,
-                recommendation=data.get("recommendation"),
-                updated_at=now,
-            )
-        )
-        s.merge(
-            PipelineLogRow(
-                chapter=chapter,
-                content=json.dumps(log, ensure_ascii=False, indent=2),
-                total_cost_usd=round(total, 6),
-                updated_at=now,
-            )
-        )
+    old = replace_evaluation(
+        store, chapter, evaluation.to_json_dict(), how=how, model=model, cost_usd=cost_usd
+    )
     old_overall = old.get("overall") if isinstance(old, dict) else None
     return float(old_overall) if isinstance(old_overall, int | float) else None
 
 
-def _judge_prompt(store: NovelStore, chapter: int) -> tuple[list[PromptBlock], str]:
-    from novel_desktop.agents import facts as fact_sheet
-    from novel_desktop.agents.context import load_facts
-    from novel_desktop.agents.templates import render_template
-
+def _chapter_text(store: NovelStore, chapter: int) -> str:
     text = store.chapter_text(chapter)
     if text is None:
         raise OnDemandError(f"第 {chapter} 章不存在 (chapter {chapter} does not exist)")
-    facts = load_facts(store, chapter)
-    prompt = render_template("quality_judge", fact_sheet.judge_context(facts, text))
-    return _blocks(prompt.system_blocks), prompt.user
+    return text
 
 
-def _finish(evaluation: Evaluation, chapter: int) -> Evaluation:
-    # The weighted mean is arithmetic: ours, with the seed's weights, as in the chapter pipeline.
-    data = evaluation.to_json_dict()
-    data["overall"] = round(evaluation.computed_overall(), 2)
-    data["chapter"] = chapter
-    return Evaluation.model_validate(data)
-
-
-async def rejudge(store: NovelStore, client: LLMClient, chapter: int) -> RejudgeResult:
+async def rejudge(store: NovelStore, judge: JudgeAgent, chapter: int) -> RejudgeResult:
     """Run QualityJudge again on a committed chapter; store the new verdict and keep the old in the log."""
-    system, user = await _db(_judge_prompt, store, chapter)
-    result = await call_structured(
-        client,
-        AgentRole.quality_judge,
-        system,
-        [{"role": "user", "content": user}],
-        Evaluation,
-        what="评审结果",
-    )
-    cost = _cost(client, result.responses)
+    text = await db(_chapter_text, store, chapter)
+    result = await judge.judge(chapter, text)
+    cost = _cost(result.calls)
     if result.value is None:
         raise OnDemandError("；".join(result.warnings) or f"第 {chapter} 章评审失败，原评审未改动")
-    evaluation = _finish(result.value, chapter)
-    model = (
-        result.responses[-1].model if result.responses else client.settings.model_for(AgentRole.quality_judge)
+    model = result.calls[-1].model if result.calls else judge.model
+    old = await db(
+        store_reevaluation, store, chapter, result.value, how="rejudge", model=model, cost_usd=cost
     )
-    old = await _db(store_reevaluation, store, chapter, evaluation, how="rejudge", model=model, cost_usd=cost)
-    return RejudgeResult(chapter, old, evaluation.overall, cost, list(result.warnings))
+    return RejudgeResult(chapter, old, result.value.overall, cost, list(result.warnings))
 
 
 @dataclass
@@ -658,7 +472,7 @@ class ReevaluationReport:
 
 async def batch_reevaluate(
     store: NovelStore,
-    client: LLMClient,
+    judge: JudgeAgent,
     chapters: Sequence[int],
     *,
     prefer_batch: bool = True,
@@ -670,46 +484,25 @@ async def batch_reevaluate(
     Each chapter's new verdict replaces the stored one, which is kept in its pipeline log; a chapter whose
     reply does not parse keeps its old verdict and is listed in ``failed``.
     """
-    requests: list[BatchRequest] = []
-    for n in chapters:
-        system, user = await _db(_judge_prompt, store, n)
-        requests.append(
-            BatchRequest(
-                f"chapter-{layout.num(n)}",
-                AgentRole.quality_judge,
-                system,
-                [{"role": "user", "content": user}],
-            )
-        )
-    batch = await run_batch(
-        client, requests, prefer_batch=prefer_batch, first_poll_s=first_poll_s, on_progress=on_progress
+    texts = {n: await db(_chapter_text, store, n) for n in chapters}
+    judged = await judge.judge_batch(
+        texts, prefer_batch=prefer_batch, first_poll_s=first_poll_s, on_progress=on_progress
     )
-    report = ReevaluationReport(batch)
-    for n in chapters:
-        item = batch.results.get(f"chapter-{layout.num(n)}")
-        if item is None or not item.ok or item.text is None:
-            report.failed[n] = item.error if item is not None and item.error else "没有结果"
-            continue
-        try:
-            evaluation = _finish(parse_json_output(item.text, Evaluation), n)
-        except StructuredOutputError as exc:
-            report.failed[n] = exc.detail
-            continue
-        how = "reevaluate_batch" if batch.mode == "batch" else "reevaluate"
-        old = await _db(
-            store_reevaluation, store, n, evaluation, how=how, model=item.model, cost_usd=item.cost_usd
-        )
-        report.chapters[n] = RejudgeResult(n, old, evaluation.overall, item.cost_usd)
+    report = ReevaluationReport(judged.batch, failed=dict(judged.failed))
+    how = "reevaluate_batch" if judged.batch.mode == "batch" else "reevaluate"
+    for n, evaluation in judged.verdicts.items():
+        cost = judged.costs.get(n, 0.0)
+        model = judged.models.get(n, judge.model)
+        old = await db(store_reevaluation, store, n, evaluation, how=how, model=model, cost_usd=cost)
+        report.chapters[n] = RejudgeResult(n, old, evaluation.overall, cost)
     return report
 
 
 __all__ = [
     "ActionResult",
-    "CharacterWeaverReply",
     "OnDemandError",
     "ReevaluationReport",
     "RejudgeResult",
-    "WorldBuilderReply",
     "add_character",
     "add_storyline",
     "batch_reevaluate",

@@ -21,24 +21,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from novel_desktop.agents.ports import ChapterAgents, PlanningAgents
 from novel_desktop.domain.checkpoint import OrchestratorState as S
-from novel_desktop.domain.outline import outline_sections
 from novel_desktop.llm.errors import LLMError
 from novel_desktop.pipeline import checks, quick_start, volume_plan
 from novel_desktop.pipeline.chapter import ChapterOutcome, ChapterPipeline, PipelineError
 from novel_desktop.pipeline.events import PipelineEvent
 from novel_desktop.pipeline.interaction import InteractionManager
-from novel_desktop.pipeline.ports import ChapterAgents
-from novel_desktop.pipeline.quick_start import (
-    QUICK_START_META,
-    TRIAL_CHAPTERS,
-    LifecycleError,
-    PlanningAgents,
-    StepReport,
-    StyleChoice,
-    add_usage,
-    db,
-)
+from novel_desktop.pipeline.quick_start import QUICK_START_META, TRIAL_CHAPTERS, StyleChoice
+from novel_desktop.pipeline.steps import LifecycleError, StepReport, add_usage, ask
+from novel_desktop.storage.aio import db
 from novel_desktop.storage.store import NovelStore, StoreError
 
 
@@ -386,7 +378,7 @@ class Orchestrator:
         style = str(
             profile.get("name") or profile.get("reference_author") or profile.get("source_type") or ""
         )
-        answer = await quick_start.ask(
+        answer = await ask(
             store,
             self.interaction,
             quick_start.trial_review_spec(lines, style),
@@ -490,14 +482,6 @@ class Orchestrator:
         return summary
 
 
-def volume_of_chapter(store: NovelStore, chapter: int) -> int | None:
-    """The planned volume whose outline holds ``chapter``."""
-    for path in store.list_documents("volumes/"):
-        if path.endswith("/outline.md") and chapter in outline_sections(store.document(path) or ""):
-            return int(path.split("/")[1].removeprefix("vol-"))
-    return None
-
-
 __all__ = [
     "ChecksReported",
     "Orchestrator",
@@ -512,5 +496,4 @@ __all__ = [
     "effective_state",
     "recommend",
     "render",
-    "volume_of_chapter",
 ]

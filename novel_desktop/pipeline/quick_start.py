@@ -1,5 +1,4 @@
-"""Quick start (seed 004 §6 Layer 1, §8.2 INIT → QUICK_START → VOL_PLANNING) and the helpers every lifecycle
-step shares (asking through NOVEL_ASK, turning an agent's ``requires_user_decision`` into a question).
+"""Quick start (seed 004 §6 Layer 1, §8.2 INIT → QUICK_START → VOL_PLANNING).
 
 1. the setup questions: genre, protagonist, core conflict, target platform (NOVEL_ASK) → ``brief.md``, meta;
 2. WorldBuilder (light mode): ≤3 core L1 rules, world documents, the initial storylines (one main arc);
@@ -14,46 +13,35 @@ Every function is idempotent on what it finds stored, so a run interrupted anywh
 
 from __future__ import annotations
 
-import asyncio
-import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TypeVar
 
-from sqlmodel import Session, col, delete, select
+from pydantic import ValidationError
 
 from novel_desktop.agents.planning import (
     CharacterReply,
-    PlanReply,
     WorldReply,
     character_context,
     style_context,
     world_context,
 )
+from novel_desktop.agents.ports import PlanningAgents
 from novel_desktop.analysis.style_metrics import StyleMetrics, compute_metrics, profile_from_samples
-from novel_desktop.domain.agent_returns import RequiresUserDecision
 from novel_desktop.domain.characters import Relationships
-from novel_desktop.domain.common import iso_now
 from novel_desktop.domain.novel_ask import AnswerSpec, QuestionSpec
 from novel_desktop.domain.platforms import PLATFORMS
 from novel_desktop.domain.storylines import StorylinesFile, StorylineSpec
 from novel_desktop.domain.style import StyleProfile
 from novel_desktop.domain.world import WorldRules
 from novel_desktop.paths import resource
-from novel_desktop.pipeline.interaction import InteractionManager, resolve_gate
-from novel_desktop.pipeline.ports import AgentResult, CallRecord
+from novel_desktop.pipeline.interaction import InteractionManager
+from novel_desktop.pipeline.steps import LifecycleError, StepReport, ask, consult, question, spec
 from novel_desktop.storage import layout
-from novel_desktop.storage.engine import writer
-from novel_desktop.storage.store import NovelStore, dumps, empty_state
-from novel_desktop.storage.tables import (
-    ChapterRevisionRow,
-    ChapterRow,
-    EvaluationRow,
-    PipelineLogRow,
-    StateSnapshotRow,
-    SummaryRow,
-)
+from novel_desktop.storage.aio import db
+from novel_desktop.storage.maintenance import drop_chapters
+from novel_desktop.storage.store import NovelStore, dumps
 
 T = TypeVar("T")
 
@@ -67,128 +55,6 @@ TRIAL_ANSWER = f"{layout.NOVEL_ASK_DIR}quick-start-review{{round}}.answers.json"
 QUICK_START_META = "quick_start"
 ROUND_META = "quick_start_round"
 STYLE_TEMPLATE_DIR = ("style_templates",)
-TRIAL_CHOICES = ("继续", "调整风格", "重来")
-
-
-class PlanningAgents(Protocol):
-    """What the lifecycle needs from the planning agents (``agents.planning.LLMPlanningAgents``)."""
-
-    async def world(self, context: dict[str, str]) -> AgentResult[WorldReply]: ...
-
-    async def characters(self, context: dict[str, str]) -> AgentResult[CharacterReply]: ...
-
-    async def plot(self, context: dict[str, str]) -> AgentResult[PlanReply]: ...
-
-    async def style(self, context: dict[str, str]) -> AgentResult[StyleProfile]: ...
-
-    async def audit(self, context: dict[str, str]) -> AgentResult[Any]: ...
-
-
-class LifecycleError(Exception):
-    """A lifecycle step could not finish; the message says why and what to do."""
-
-
-@dataclass
-class StepReport:
-    """What one lifecycle step did: a line for the author, what it wrote, the LLM calls it took."""
-
-    message: str
-    written: list[str] = field(default_factory=list)
-    calls: list[CallRecord] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    #: True when the loop should stop here for the author (a pause, not an error).
-    pause: bool = False
-
-    @property
-    def cost_usd(self) -> float:
-        return sum(c.cost_usd for c in self.calls)
-
-
-# ---------------------------------------------------------------------------- shared helpers
-async def db(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Run a synchronous store call in a worker thread (SQLite never blocks the event loop)."""
-    return await asyncio.to_thread(fn, *args, **kwargs)
-
-
-async def ask(
-    store: NovelStore,
-    interaction: InteractionManager,
-    spec: QuestionSpec,
-    answer_path: str,
-    context: str = "",
-) -> AnswerSpec:
-    """A NOVEL_ASK gate with the seed's resume semantics, stored in the novel's answers."""
-    return await resolve_gate(
-        spec, answer_path, interaction, load=store.answer, save=store.put_answer, context=context
-    )
-
-
-def question(
-    qid: str,
-    header: str,
-    text: str,
-    *,
-    kind: str = "single_choice",
-    options: Sequence[tuple[str, str]] = (),
-    default: str | None = None,
-    required: bool = True,
-    allow_other: bool = False,
-) -> dict[str, Any]:
-    """One NOVEL_ASK question as a dict (for :func:`spec`)."""
-    q: dict[str, Any] = {"id": qid, "header": header, "question": text, "kind": kind, "required": required}
-    if options:
-        q["options"] = [{"label": label, "description": desc} for label, desc in options]
-    if default is not None:
-        q["default"] = default
-    if allow_other:
-        q["allow_other"] = True
-    return q
-
-
-def spec(topic: str, *questions: dict[str, Any]) -> QuestionSpec:
-    """A QuestionSpec of ``questions``."""
-    return QuestionSpec.model_validate({"version": 1, "topic": topic, "questions": list(questions)})
-
-
-async def ask_decision(
-    store: NovelStore,
-    interaction: InteractionManager,
-    decision: RequiresUserDecision,
-    topic: str,
-    answer_path: str,
-) -> str:
-    """An agent's ``requires_user_decision`` as a NOVEL_ASK question (001 §10.5); the chosen option."""
-    options = list(dict.fromkeys(o for o in decision.options if o.strip())) or ["确认"]
-    default = decision.recommendation if decision.recommendation in options else options[0]
-    q = question(
-        "decision",
-        "需要你决定",
-        f"{decision.rationale or '需要你做决定'}（建议：{decision.recommendation}）",
-        options=[(o, "推荐" if o == default else "") for o in options],
-        default=default,
-        allow_other=True,
-    )
-    answer = await ask(
-        store, interaction, spec(topic, q), answer_path, json.dumps(decision.data, ensure_ascii=False)[:3000]
-    )
-    choice = answer.answers.get("decision")
-    return choice if isinstance(choice, str) else default
-
-
-def add_usage(store: NovelStore, calls: Sequence[CallRecord]) -> None:
-    """Add the planning calls' tokens and cost to the novel's running total outside chapters (meta)."""
-    if not calls:
-        return
-    raw = store.meta().get("planning_usage")
-    total: dict[str, float] = json.loads(raw) if raw else {}
-    for c in calls:
-        key = c.role
-        entry = total.get(key) or 0.0
-        total[key] = round(float(entry) + c.cost_usd, 6)
-        total["input_tokens"] = total.get("input_tokens", 0) + c.input_tokens
-        total["output_tokens"] = total.get("output_tokens", 0) + c.output_tokens
-        total["cost_usd"] = round(total.get("cost_usd", 0.0) + c.cost_usd, 6)
-    store.set_meta("planning_usage", json.dumps(total, ensure_ascii=False))
 
 
 def _round(store: NovelStore) -> str:
@@ -276,35 +142,30 @@ async def build_world(
     """WorldBuilder in light mode (≤3 rules, hard/soft), its documents and the initial storylines."""
     request = "根据创作纲领做轻量初始化：核心规则不超过 3 条，派生一条 main_arc 主线。"
     context = await db(world_context, store, "轻量初始化", request)
-    report = StepReport("")
-    for attempt in range(2):
-        result = await agents.world(context)
-        report.calls += result.calls
-        report.warnings += result.warnings
-        reply = result.value
-        if reply is None:
+    path = f"{layout.NOVEL_ASK_DIR}quick-start-world{_round(store)}.answers.json"
+    done = await consult(
+        store, interaction, agents.world, context, request=request, topic="world decision", answer_path=path
+    )
+    report = StepReport("", calls=done.calls, warnings=done.warnings)
+    reply = done.reply
+    if reply is None:
+        if done.outcome == "unparsable":
             raise LifecycleError("WorldBuilder 的输出无法解析，设定未写入；重新运行即可重试")
-        decision = reply.decision()
-        if decision is None:
-            assert reply.rules is not None
-            rules, dropped = _light_rules(reply.rules)
-            report.warnings += dropped
-            report.written = await db(_store_world, store, reply, rules)
-            hard = len(rules.hard_rules())
-            report.message = (
-                f"世界观：{len(rules.rules)} 条核心规则（{hard} 条 hard），{len(reply.documents)} 篇设定"
-            )
-            return report
-        if attempt == 1:
-            break
-        path = f"{layout.NOVEL_ASK_DIR}quick-start-world{_round(store)}.answers.json"
-        choice = await ask_decision(store, interaction, decision, "world decision", path)
-        context = {**context, "update_request": f"{request}\n\n作者的决定：{choice}"}
-    raise LifecycleError("WorldBuilder 仍需要作者决定，设定未写入")
+        raise LifecycleError("WorldBuilder 仍需要作者决定，设定未写入")
+    assert reply.rules is not None
+    try:
+        rules, dropped = _light_rules(WorldRules.model_validate(reply.rules.to_json_dict()))
+    except ValidationError:
+        raise LifecycleError("WorldBuilder 给出的规则编号重复，设定未写入；重新运行即可重试") from None
+    report.warnings += dropped
+    report.written = await db(_store_world, store, reply, rules)
+    hard = len(rules.hard_rules())
+    report.message = f"世界观：{len(rules.rules)} 条核心规则（{hard} 条 hard），{len(reply.documents)} 篇设定"
+    return report
 
 
 # ---------------------------------------------------------------------------- 3. characters
-def _store_characters(store: NovelStore, reply: CharacterReply) -> list[str]:
+def store_characters(store: NovelStore, reply: CharacterReply) -> list[str]:
     written = []
     for ch in reply.characters:
         path = f"characters/active/{ch.id}.json"
@@ -326,27 +187,27 @@ async def build_characters(
         "1 条 personality）和关系。"
     )
     context = await db(character_context, store, "新增角色", request)
-    report = StepReport("")
-    for attempt in range(2):
-        result = await agents.characters(context)
-        report.calls += result.calls
-        report.warnings += result.warnings
-        reply = result.value
-        if reply is None:
+    path = f"{layout.NOVEL_ASK_DIR}quick-start-characters{_round(store)}.answers.json"
+    done = await consult(
+        store,
+        interaction,
+        agents.characters,
+        context,
+        request=request,
+        topic="character decision",
+        answer_path=path,
+    )
+    report = StepReport("", calls=done.calls, warnings=done.warnings)
+    reply = done.reply
+    if reply is None:
+        if done.outcome == "unparsable":
             raise LifecycleError("CharacterWeaver 的输出无法解析，角色未写入；重新运行即可重试")
-        decision = reply.decision()
-        if decision is None:
-            report.written = await db(_store_characters, store, reply)
-            names = "、".join(c.name for c in reply.characters)
-            contracts = sum(len(c.contracts) for c in reply.characters)
-            report.message = f"角色：{names}（{contracts} 条 L2 契约）"
-            return report
-        if attempt == 1:
-            break
-        path = f"{layout.NOVEL_ASK_DIR}quick-start-characters{_round(store)}.answers.json"
-        choice = await ask_decision(store, interaction, decision, "character decision", path)
-        context = {**context, "update_request": f"{request}\n\n作者的决定：{choice}"}
-    raise LifecycleError("CharacterWeaver 仍需要作者决定，角色未写入")
+        raise LifecycleError("CharacterWeaver 仍需要作者决定，角色未写入")
+    report.written = await db(store_characters, store, reply)
+    names = "、".join(c.name for c in reply.characters)
+    contracts = sum(len(c.contracts) for c in reply.characters)
+    report.message = f"角色：{names}（{contracts} 条 L2 契约）"
+    return report
 
 
 # ---------------------------------------------------------------------------- storylines
@@ -672,21 +533,7 @@ def reset_trial(store: NovelStore, *, everything: bool) -> None:
     (old snapshots stay for the record). 重来 also drops the brief, world, characters, storylines and style.
     """
     chapters = [c.number for c in store.list_chapters() if c.number <= TRIAL_CHAPTERS]
-    version = store.state_version()
-    with Session(writer(store.engine)) as s, s.begin():
-        for table in (SummaryRow, EvaluationRow, ChapterRevisionRow):
-            s.exec(delete(table).where(col(table.chapter).in_(chapters)))
-        s.exec(delete(PipelineLogRow).where(col(PipelineLogRow.chapter).in_(chapters)))
-        for row in s.exec(select(ChapterRow).where(col(ChapterRow.number).in_(chapters))):
-            s.delete(row)
-        s.add(
-            StateSnapshotRow(
-                state_version=version + 1,
-                chapter=0,
-                content=dumps({**empty_state(), "state_version": version + 1}),
-                created_at=iso_now(),
-            )
-        )
+    drop_chapters(store, chapters)
     store.clear_staging()
     doomed = ["style-profile.json", layout.GLOBAL_FORESHADOWING]
     if everything:

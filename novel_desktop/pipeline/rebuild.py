@@ -3,15 +3,14 @@ report the later chapters that no longer agree."""
 
 from __future__ import annotations
 
-import asyncio
-
-from novel_desktop.pipeline.ports import ChapterAgents
+from novel_desktop.agents.ports import ChapterAgents
+from novel_desktop.storage.aio import db
 from novel_desktop.storage.store import NovelStore, RebuildReport, StoreError
 
 
 async def rebuild_from(store: NovelStore, agents: ChapterAgents, chapter: int) -> RebuildReport:
     """Re-run the Summarizer on chapter ``chapter``'s current text and rebuild the state from it."""
-    text = await asyncio.to_thread(store.chapter_text, chapter)
+    text = await db(store.chapter_text, chapter)
     if text is None:
         raise StoreError(f"第 {chapter} 章不存在 (chapter {chapter} does not exist)")
     brief = await agents.brief(chapter)
@@ -21,7 +20,7 @@ async def rebuild_from(store: NovelStore, agents: ChapterAgents, chapter: int) -
     out = result.value
     line = out.storyline_id or brief.storyline_id
     memory = (line, out.storyline_memory) if (line and out.storyline_memory) else None
-    return await asyncio.to_thread(
+    return await db(
         store.rebuild_state,
         chapter,
         summary_markdown=out.summary_markdown,

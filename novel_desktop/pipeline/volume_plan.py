@@ -19,26 +19,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from novel_desktop.agents.planning import VolumePlan, plot_context
+from novel_desktop.agents.ports import PlanningAgents
 from novel_desktop.domain.contracts import ChapterContract
 from novel_desktop.domain.foreshadowing import ForeshadowItem
 from novel_desktop.domain.novel_ask import QuestionSpec
 from novel_desktop.domain.outline import outline_sections
 from novel_desktop.pipeline.interaction import InteractionManager
-from novel_desktop.pipeline.quick_start import (
-    LifecycleError,
-    PlanningAgents,
-    StepReport,
-    ask,
-    db,
-    question,
-    spec,
-)
+from novel_desktop.pipeline.steps import LifecycleError, StepReport, ask, question, spec
 from novel_desktop.storage import layout
+from novel_desktop.storage.aio import db
 from novel_desktop.storage.store import NovelStore, dumps
 
 #: Seed 004 §6 Layer 2: a volume has 30-50 chapters.
 DEFAULT_VOLUME_CHAPTERS = 30
-PLAN_CHOICES = ("确认", "修改", "调整章数")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s*第\s*\d+\s*章", re.M)
 
 

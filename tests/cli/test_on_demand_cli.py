@@ -102,7 +102,7 @@ def test_reevaluate_with_batch_reports_half_price(
         kwargs["first_poll_s"] = 0.01
         return await real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr("novel_desktop.pipeline.on_demand.run_batch", fast)
+    monkeypatch.setattr("novel_desktop.agents.judge.run_batch", fast)
     fake.set_default(BATCH_ROLE, judge_json(4.0))
     assert main(["reevaluate", str(novel), "--chapters", "1-2", "--batch"]) == 0
     out = capsys.readouterr().out

@@ -8,13 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from novel_desktop.agents.chapter import LLMChapterAgents
 from novel_desktop.cli import main
-from novel_desktop.llm.client import LLMClient
 from novel_desktop.llm.settings import load_settings
 from novel_desktop.pipeline.chapter import ChapterPipeline
 from novel_desktop.pipeline.events import TextDelta, TextReset
-from novel_desktop.pipeline.interaction import InteractionManager, refuse_non_interactive
+from novel_desktop.pipeline.interaction import refuse_non_interactive
+from novel_desktop.session import NovelSession
 from novel_desktop.storage.store import NovelStore
 from tests.e2e.replies import judge_json, writer_text
 from tests.fakes.anthropic_server import FakeAnthropicServer, Reply
@@ -107,15 +106,11 @@ def test_a_mid_stream_error_restarts_the_stream(novel: Path, fake: FakeAnthropic
     events: list = []
 
     async def run() -> None:
-        with NovelStore.open(novel) as store:
-            async with LLMClient(load_settings().settings) as client:
-                pipeline = ChapterPipeline(
-                    store,
-                    LLMChapterAgents(store, client),
-                    InteractionManager(refuse_non_interactive),
-                    emit=events.append,
-                )
-                outcome = await pipeline.run_chapter()
+        async with NovelSession.open(novel, responder=refuse_non_interactive) as session:
+            pipeline = ChapterPipeline(
+                session.store, session.agents.chapter, session.interaction, emit=events.append
+            )
+            outcome = await pipeline.run_chapter()
         assert outcome.status == "committed"
 
     asyncio.run(run())
@@ -158,20 +153,16 @@ def test_cancel_mid_stream_commits_nothing(novel: Path, fake: FakeAnthropicServe
     events: list = []
 
     async def run() -> None:
-        with NovelStore.open(novel) as store:
-            async with LLMClient(load_settings().settings) as client:
-                pipeline = ChapterPipeline(
-                    store,
-                    LLMChapterAgents(store, client),
-                    InteractionManager(refuse_non_interactive),
-                    emit=events.append,
-                )
-                task = asyncio.ensure_future(pipeline.run_chapter())
-                while not any(isinstance(e, TextDelta) for e in events):
-                    await asyncio.sleep(0.01)
-                task.cancel()
-                with pytest.raises(asyncio.CancelledError):
-                    await task
+        async with NovelSession.open(novel, responder=refuse_non_interactive) as session:
+            pipeline = ChapterPipeline(
+                session.store, session.agents.chapter, session.interaction, emit=events.append
+            )
+            task = asyncio.ensure_future(pipeline.run_chapter())
+            while not any(isinstance(e, TextDelta) for e in events):
+                await asyncio.sleep(0.01)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
 
     asyncio.run(run())
     assert fake.client_disconnected.wait(5)

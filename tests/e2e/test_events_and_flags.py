@@ -9,10 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from novel_desktop.agents.chapter import LLMChapterAgents
 from novel_desktop.cli import main
-from novel_desktop.llm.client import LLMClient
-from novel_desktop.llm.settings import load_settings
 from novel_desktop.pipeline.chapter import ChapterPipeline
 from novel_desktop.pipeline.events import (
     ChapterCommitted,
@@ -24,7 +21,8 @@ from novel_desktop.pipeline.events import (
     TextDelta,
     UsageUpdated,
 )
-from novel_desktop.pipeline.interaction import InteractionManager, refuse_non_interactive
+from novel_desktop.pipeline.interaction import refuse_non_interactive
+from novel_desktop.session import NovelSession
 from novel_desktop.storage.store import NovelStore
 from tests.e2e.replies import judge_json, writer_text
 from tests.fakes.anthropic_server import FakeAnthropicServer
@@ -34,15 +32,11 @@ def _run_one(novel: Path) -> list[PipelineEvent]:
     events: list[PipelineEvent] = []
 
     async def run() -> None:
-        with NovelStore.open(novel) as store:
-            async with LLMClient(load_settings().settings) as client:
-                pipeline = ChapterPipeline(
-                    store,
-                    LLMChapterAgents(store, client),
-                    InteractionManager(refuse_non_interactive),
-                    emit=events.append,
-                )
-                await pipeline.run_chapter()
+        async with NovelSession.open(novel, responder=refuse_non_interactive) as session:
+            pipeline = ChapterPipeline(
+                session.store, session.agents.chapter, session.interaction, emit=events.append
+            )
+            await pipeline.run_chapter()
 
     asyncio.run(run())
     return events

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from novel_desktop.llm import AgentRole, LLMClient, LLMSettings, ModelPrice, PromptBlock, Usage, UsageLedger
+from novel_desktop.llm import AgentRole, LLMClient, LLMSettings, ModelPrice, PromptBlock, Usage
 from tests.fakes.anthropic_server import FakeAnthropicServer, Reply
 from tests.llm.conftest import TEST_KEY
 
@@ -32,46 +32,25 @@ def test_usage_from_api_tolerates_missing_cache_fields() -> None:
     )
 
 
-def test_ledger_sums_per_chapter_and_role() -> None:
-    ledger = UsageLedger({"opus": OPUS})
-    ledger.record(AgentRole.chapter_writer, "opus", Usage(1000, 2000), chapter=3)
-    ledger.record(AgentRole.chapter_writer, "opus", Usage(100, 200), chapter=3)
-    ledger.record(AgentRole.summarizer, "opus", Usage(500, 100, 0, 4000), chapter=3)
-    ledger.record(AgentRole.world_builder, "unknown-model", Usage(9, 9))
-
-    ch3 = ledger.chapter(3)
-    assert ch3.calls == 3
-    assert ch3.by_role[AgentRole.chapter_writer] == Usage(1100, 2200)
-    assert ch3.usage == Usage(1600, 2300, 0, 4000)
-    assert ch3.cost_usd == pytest.approx(Usage(1600, 2300, 0, 4000).cost(OPUS))
-    assert ledger.chapter(4).calls == 0
-    assert ledger.total == Usage(1609, 2309, 0, 4000)
-    assert ledger.total_cost_usd == pytest.approx(ch3.cost_usd)
-    assert ledger.unpriced_models == {"unknown-model"}
-
-
-def test_real_calls_feed_the_ledger_with_cache_savings(
-    server: FakeAnthropicServer, settings: LLMSettings
-) -> None:
+def test_real_calls_report_cache_savings(server: FakeAnthropicServer, settings: LLMSettings) -> None:
     server.set_default("chapter_writer", Reply("正文。" * 50))
     system = [PromptBlock("世界规则：" + "灵气复苏。" * 300, cache=True), PromptBlock("第 1 章")]
-    ledger = UsageLedger(settings.prices)
 
-    async def main() -> None:
+    async def main() -> list[tuple[Usage, float]]:
+        out = []
         async with LLMClient(settings, api_key=TEST_KEY, base_url=server.base_url) as client:
-            for chapter in (1, 2):
+            for _chapter in (1, 2):
                 r = await client.stream(
                     AgentRole.chapter_writer, system=system, messages=[{"role": "user", "content": "写"}]
                 )
-                ledger.record(r.role, r.model, r.usage, chapter=chapter)
+                out.append((r.usage, r.usage.cost(settings.price_for(r.model))))
+        return out
 
-    asyncio.run(main())
-
-    first, second = ledger.chapter(1), ledger.chapter(2)
-    assert first.usage.cache_creation_input_tokens > 0
-    assert second.usage.cache_read_input_tokens == first.usage.cache_creation_input_tokens
-    assert second.cost_usd < first.cost_usd  # reading the cache is what makes chapter 500 affordable
-    assert first.cost_usd > 0
+    (first, first_cost), (second, second_cost) = asyncio.run(main())
+    assert first.cache_creation_input_tokens > 0
+    assert second.cache_read_input_tokens == first.cache_creation_input_tokens
+    assert second_cost < first_cost  # reading the cache is what makes chapter 500 affordable
+    assert first_cost > 0
 
 
 def test_usage_override_is_reported_verbatim(server: FakeAnthropicServer, settings: LLMSettings) -> None:

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from novel_desktop.agents.ports import AgentResult, CallRecord, ChapterBrief, SummaryOutput, WriteMode
 from novel_desktop.domain.evaluation import DIMENSION_WEIGHTS, Evaluation
 from novel_desktop.domain.refine import RefineEdit, RefineEdits
-from novel_desktop.pipeline.ports import AgentResult, CallRecord, ChapterBrief, SummaryOutput, WriteMode
 
 
 class Crash(Exception):

@@ -14,7 +14,7 @@ import pytest
 from novel_desktop.agents.planning import LLMPlanningAgents
 from novel_desktop.llm.client import LLMClient
 from novel_desktop.llm.settings import LLMSettings, RetrySettings
-from novel_desktop.pipeline import checks
+from novel_desktop.pipeline import checks, rule_change
 from novel_desktop.pipeline.interaction import AnswersFileResponder, InteractionManager
 from novel_desktop.storage import layout
 from novel_desktop.storage.folder import import_folder
@@ -184,13 +184,15 @@ def test_rule_change_lists_and_updates_affected_contracts(
 ) -> None:
     contract = {"chapter": 3, "preconditions": {"required_world_rules": ["W-002"]}, "acceptance_criteria": []}
     store.put_document(layout.contract_path(1, 3), dumps(contract))
-    impact = checks.rule_change_impact(store, ["W-001", "W-002"])
+    impact = rule_change.rule_change_impact(store, ["W-001", "W-002"])
     # 林枫's capability is bounded by W-001 without citing it; 陈老's contract is not about cultivation.
     assert impact.contracts == {"lin-feng": ["C-LINFENG-001"]}
     assert list(impact.chapters) == [3]  # chapters 1-2 are written: their contracts stay as they were
 
     answers = {"rule change propagation": {"propagate": "更新"}}
-    report = _run(server, answers, lambda a, i: checks.propagate_rule_change(store, a, i, ["W-001", "W-002"]))
+    report = _run(
+        server, answers, lambda a, i: rule_change.propagate_rule_change(store, a, i, ["W-001", "W-002"])
+    )
     assert "C-LINFENG-001" in report.message
     request = server.requests_for("character_weaver")[0].body["messages"][0]["content"]
     assert "更新角色" in request and "C-LINFENG-001" in request

@@ -14,12 +14,11 @@ from novel_desktop.pipeline.executor import (
     StepError,
     StepInvalid,
     StepRefused,
-    advance,
     instructions,
     next_step,
     parse_step,
-    validate,
 )
+from novel_desktop.pipeline.step_results import advance, validate
 from novel_desktop.storage.folder import export_folder, import_folder
 from novel_desktop.storage.store import NovelStore
 from tests.conftest import FIXTURES

@@ -12,10 +12,10 @@ import pytest
 
 from novel_desktop.domain.novel_ask import AnswerSpec
 from novel_desktop.domain.novel_ask_answers import build_answer_spec
-from novel_desktop.llm.client import LLMClient
 from novel_desktop.llm.settings import LLMSettings, RetrySettings
 from novel_desktop.pipeline import on_demand
 from novel_desktop.pipeline.interaction import InteractionManager, InteractionRequest
+from novel_desktop.session import NovelSession
 from novel_desktop.storage import layout
 from novel_desktop.storage.folder import import_folder
 from novel_desktop.storage.store import NovelStore
@@ -47,12 +47,10 @@ def _settings(provider: str = "anthropic") -> LLMSettings:
     return LLMSettings.for_provider(provider, retry=retry)
 
 
-def _run(server: FakeAnthropicServer, work: Any, provider: str = "anthropic") -> Any:
-    async def main() -> Any:
-        async with LLMClient(_settings(provider), api_key=KEY, base_url=server.base_url) as client:
-            return await work(client)
-
-    return asyncio.run(main())
+def _run(server: FakeAnthropicServer, store: NovelStore, work: Any, provider: str = "anthropic") -> Any:
+    """Run ``work(agents)`` with the agents of a session over ``store`` that talks to the fake server."""
+    session = NovelSession(store, settings=_settings(provider), api_key=KEY, base_url=server.base_url)
+    return session.run(lambda s: work(s.agents))
 
 
 def _commit_more(store: NovelStore, upto: int) -> None:
@@ -95,7 +93,9 @@ WEAVER = {
 def test_add_character_with_character_weaver(store: NovelStore, server: FakeAnthropicServer) -> None:
     server.set_default("character_weaver", json.dumps(WEAVER, ensure_ascii=False))
     result = _run(
-        server, lambda c: on_demand.add_character(store, description="外门执事的女儿，性格活泼", client=c)
+        server,
+        store,
+        lambda a: on_demand.add_character(store, description="外门执事的女儿，性格活泼", agents=a.planning),
     )
     assert "苏婉" in result.message
     profile = store.document_json("characters/active/su-wan.json")
@@ -151,7 +151,11 @@ def test_extend_world_appends_a_rule_with_a_new_id(store: NovelStore, server: Fa
             {"id": "W-002", "category": "society", "rule": "赤霞门与苍梧宗世仇", "constraint_type": "soft"}
         ),
     )
-    result = _run(server, lambda c: on_demand.extend_world(store, c, "加一个敌对宗门", InteractionManager()))
+    result = _run(
+        server,
+        store,
+        lambda a: on_demand.extend_world(store, a.planning, "加一个敌对宗门", InteractionManager()),
+    )
     rules = {r["id"]: r for r in store.document_json("world/rules.json")["rules"]}
     assert rules["W-002"]["rule"] == "青石镇灵气浓度不足 1级，镇上无人能修炼"
     assert rules["W-004"]["rule"] == "赤霞门与苍梧宗世仇"
@@ -183,7 +187,11 @@ def test_world_conflict_becomes_a_question_then_reruns(
     server.script("world_builder", json.dumps(decision, ensure_ascii=False), _world_reply(new_rule))
     responder = _Answer("保留 W-002，改在镇外设灵脉")
     _run(
-        server, lambda c: on_demand.extend_world(store, c, "青石镇地下有灵脉", InteractionManager(responder))
+        server,
+        store,
+        lambda a: on_demand.extend_world(
+            store, a.planning, "青石镇地下有灵脉", InteractionManager(responder)
+        ),
     )
     assert len(responder.asked) == 1
     assert "W-002" in responder.asked[0].spec.questions[0].question
@@ -204,7 +212,10 @@ def test_world_conflict_abandoned_changes_nothing(store: NovelStore, server: Fak
     before = store.document("world/rules.json")
     result = _run(
         server,
-        lambda c: on_demand.extend_world(store, c, "镇上能修炼", InteractionManager(_Answer("放弃这项需求"))),
+        store,
+        lambda a: on_demand.extend_world(
+            store, a.planning, "镇上能修炼", InteractionManager(_Answer("放弃这项需求"))
+        ),
     )
     assert "放弃" in result.message
     assert store.document("world/rules.json") == before
@@ -237,7 +248,7 @@ def test_rejudge_keeps_the_old_verdict_in_the_log(store: NovelStore, server: Fak
     old = store.evaluation(2)
     assert old is not None
     server.set_default("quality_judge", judge_json(3.2))
-    result = _run(server, lambda c: on_demand.rejudge(store, c, 2))
+    result = _run(server, store, lambda a: on_demand.rejudge(store, a.judge, 2))
     assert result.new_overall == pytest.approx(3.2)
     assert result.old_overall == old["overall"]
     new = store.evaluation(2)
@@ -254,7 +265,11 @@ def test_batch_reevaluation_of_five_chapters_costs_half(
     _commit_more(store, 5)
     server.set_default(BATCH_ROLE, judge_json(3.9))
     server.script("chapter-004", Reply("这不是 JSON"))
-    report = _run(server, lambda c: on_demand.batch_reevaluate(store, c, [1, 2, 3, 4, 5], first_poll_s=0.01))
+    report = _run(
+        server,
+        store,
+        lambda a: on_demand.batch_reevaluate(store, a.judge, [1, 2, 3, 4, 5], first_poll_s=0.01),
+    )
     assert report.batch.mode == "batch"
     assert sorted(report.chapters) == [1, 2, 3, 5]
     assert 4 in report.failed
@@ -270,7 +285,9 @@ def test_batch_reevaluation_falls_back_without_batches(
     store: NovelStore, server: FakeAnthropicServer
 ) -> None:
     server.set_default("quality_judge", judge_json(4.1))
-    report = _run(server, lambda c: on_demand.batch_reevaluate(store, c, [1, 2]), provider="kimi")
+    report = _run(
+        server, store, lambda a: on_demand.batch_reevaluate(store, a.judge, [1, 2]), provider="kimi"
+    )
     assert report.batch.mode == "sequential"
     assert "不提供批处理" in report.batch.note
     assert sorted(report.chapters) == [1, 2]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
+from novel_desktop.agents.ports import AgentResult, ChapterBrief, SummaryOutput
 from novel_desktop.pipeline.chapter import ChapterPipeline
 from novel_desktop.pipeline.interaction import InteractionManager, refuse_non_interactive
-from novel_desktop.pipeline.ports import AgentResult, ChapterBrief, SummaryOutput
 from novel_desktop.pipeline.rebuild import rebuild_from
 from novel_desktop.storage.store import NovelStore
 from tests.pipeline.scripted_agents import ScriptedAgents

@@ -191,7 +191,7 @@ def test_batch_reevaluation_of_a_range(
         kwargs["first_poll_s"] = 0.01  # the fake server's batch is done at once
         return await real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr("novel_desktop.pipeline.on_demand.run_batch", fast)
+    monkeypatch.setattr("novel_desktop.agents.judge.run_batch", fast)
     report = run(qloop, window, window.story.reevaluate_action.trigger)
     assert "50%" in report and "第1章 重新评审" in report and "第2章 重新评审" in report
     assert window.project.evaluation(1)["overall"] == pytest.approx(3.8)

@@ -1,18 +1,24 @@
-"""What the chapter pipeline needs from the agents, as a protocol.
+"""What the pipeline needs from the agents, as protocols (the ports the agents implement).
 
-The pipeline (stages, staging, gate, recovery) is written against this protocol; ``agents.chapter`` implements
-it over the LLM client and the prompt templates, and tests may implement it directly.
+The pipeline (stages, staging, gate, recovery, the lifecycle) is written against these protocols;
+``agents.chapter``, ``agents.planning`` and ``agents.judge`` implement them over the LLM client and the prompt
+templates, and tests may implement them directly.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from novel_desktop.domain.evaluation import Evaluation
 from novel_desktop.domain.refine import RefineEdits
+
+if TYPE_CHECKING:
+    from novel_desktop.agents.judge import BatchVerdicts
+    from novel_desktop.agents.planning import AuditReply, CharacterReply, PlanReply, WorldReply
+    from novel_desktop.domain.style import StyleProfile
 
 T = TypeVar("T")
 
@@ -94,3 +100,35 @@ class ChapterAgents(Protocol):
     async def refine(self, brief: ChapterBrief, text: str) -> AgentResult[RefineEdits]: ...
 
     async def judge(self, brief: ChapterBrief, text: str, *, secondary: bool) -> AgentResult[Evaluation]: ...
+
+
+class PlanningAgents(Protocol):
+    """What the lifecycle needs from the planning agents (``agents.planning.LLMPlanningAgents``)."""
+
+    async def world(self, context: dict[str, str]) -> AgentResult[WorldReply]: ...
+
+    async def characters(self, context: dict[str, str]) -> AgentResult[CharacterReply]: ...
+
+    async def plot(self, context: dict[str, str]) -> AgentResult[PlanReply]: ...
+
+    async def style(self, context: dict[str, str]) -> AgentResult[StyleProfile]: ...
+
+    async def audit(self, context: dict[str, str]) -> AgentResult[AuditReply]: ...
+
+
+class JudgeAgent(Protocol):
+    """QualityJudge on demand, for committed chapters (``agents.judge.LLMJudgeAgent``)."""
+
+    @property
+    def model(self) -> str: ...
+
+    async def judge(self, chapter: int, text: str) -> AgentResult[Evaluation]: ...
+
+    async def judge_batch(
+        self,
+        texts: Mapping[int, str],
+        *,
+        prefer_batch: bool = True,
+        first_poll_s: float = 5.0,
+        on_progress: Callable[[str], None] | None = None,
+    ) -> BatchVerdicts: ...

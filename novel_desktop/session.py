@@ -1,0 +1,276 @@
+"""The composition root: one open novel with everything that works on it, built once.
+
+A :class:`NovelSession` holds the store, the LLM settings, the LLM client, the agents and the interaction
+manager of one novel. The CLI and the GUI both get them here, so there is one place that decides how a client
+is configured and which agents the pipeline runs with. Everything is built on first use: opening a novel to
+show its status never imports the anthropic SDK (over a second) nor builds a client.
+
+Typical uses::
+
+    session = NovelSession.open("青石问道.novel", responder=TerminalResponder())
+    try:
+        session.run(lambda s: ChapterPipeline(s.store, s.agents.chapter, s.interaction).run_chapter())
+    finally:
+        session.close()
+
+    async with NovelSession(store, settings=settings, http_client=http) as session:  # the window, per run
+        await rebuild_from(session.store, session.agents.chapter, chapter)
+
+:func:`build_client` is the only place outside ``llm/`` that constructs an :class:`LLMClient`; the connection
+test uses it directly, with the values the author typed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+from novel_desktop.llm.client import LLMClient, LLMResponse, PromptBlock
+from novel_desktop.llm.roles import AgentRole
+from novel_desktop.llm.settings import LLMSettings, load_settings
+from novel_desktop.pipeline.interaction import InteractionManager, Responder
+from novel_desktop.storage.store import NovelStore
+
+if TYPE_CHECKING:
+    import httpx2
+
+    from novel_desktop.agents.chapter import LLMChapterAgents
+    from novel_desktop.agents.judge import LLMJudgeAgent
+    from novel_desktop.agents.planning import LLMPlanningAgents
+
+T = TypeVar("T")
+
+
+def build_client(
+    settings: LLMSettings,
+    *,
+    api_key: str | None = None,
+    base_url: str | None = None,
+    http_client: httpx2.AsyncClient | None = None,
+) -> LLMClient:
+    """The LLM client for ``settings``. ``api_key``/``base_url`` override the keyring/environment and the
+    settings (the connection test passes what the author typed; tests pass the fake server);
+    ``http_client`` is an ``httpx2.AsyncClient`` (the window builds one in a worker thread). Constructing it
+    is cheap: the SDK is imported and the connection opened on the first call."""
+    return LLMClient(settings, api_key=api_key, base_url=base_url, http_client=http_client)
+
+
+async def probe_connection(
+    settings: LLMSettings,
+    role: AgentRole,
+    *,
+    api_key: str | None = None,
+    base_url: str | None = None,
+    max_tokens: int = 16,
+    timeout: float | None = None,
+) -> LLMResponse:
+    """One tiny real call to ``role``'s model (the settings dialog's connection test), through a client of
+    its own (:func:`build_client`) that is closed afterwards. Raises the client's ``LLMError`` subclasses."""
+    client = build_client(settings, api_key=api_key, base_url=base_url)
+    try:
+        return await client.stream(
+            role,
+            system=[PromptBlock("这是一次连接测试。")],
+            messages=[{"role": "user", "content": "请只回复一个字：好"}],
+            max_tokens=max_tokens,
+            timeout=timeout,
+        )
+    finally:
+        await client.aclose()
+
+
+@dataclass(frozen=True)
+class SessionAgents:
+    """The agents of one session, all over the session's one client."""
+
+    #: ChapterWriter, Summarizer, StyleRefiner, QualityJudge for the chapter pipeline (``ChapterAgents``).
+    chapter: LLMChapterAgents
+    #: WorldBuilder, CharacterWeaver, PlotArchitect, StyleAnalyzer, ConsistencyAuditor (``PlanningAgents``).
+    planning: LLMPlanningAgents
+    #: QualityJudge on demand: re-judging committed chapters, one or a batch (``JudgeAgent``).
+    judge: LLMJudgeAgent
+
+
+class NovelSession:
+    """One open novel and what works on it: store, settings, client, agents, interaction manager.
+
+    ``NovelSession(store, ...)`` wraps a store opened elsewhere (it is not closed by the session);
+    :meth:`open` opens one and owns it. ``settings`` default to the saved settings (loaded on first use,
+    :attr:`settings_problem` says why they could not be read); ``responder`` answers the pipeline's
+    questions (None: the GUI pulls them with ``interaction.wait_next_request()``); ``api_key``, ``base_url``
+    and ``http_client`` go to :func:`build_client`.
+    """
+
+    def __init__(
+        self,
+        store: NovelStore,
+        *,
+        settings: LLMSettings | None = None,
+        responder: Responder | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        http_client: httpx2.AsyncClient | None = None,
+        owns_store: bool = False,
+    ) -> None:
+        self.store = store
+        self._settings = settings
+        self._settings_problem: str | None = None
+        self._responder = responder
+        self._api_key = api_key
+        self._base_url = base_url
+        self._http_client = http_client
+        self._owns_store = owns_store
+        self._client: LLMClient | None = None
+        self._agents: SessionAgents | None = None
+        self._interaction: InteractionManager | None = None
+        self._closed = False
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path,
+        *,
+        write: bool = True,
+        settings: LLMSettings | None = None,
+        responder: Responder | None = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        http_client: httpx2.AsyncClient | None = None,
+    ) -> NovelSession:
+        """Open the novel at ``path`` (``write=True`` takes the single-writer lock) as a session that owns
+        the store. Raises what :meth:`NovelStore.open` raises: ``StoreError``, ``SchemaError``,
+        ``lock.ProjectLocked``."""
+        store = NovelStore.open(path, write=write)
+        return cls(
+            store,
+            settings=settings,
+            responder=responder,
+            api_key=api_key,
+            base_url=base_url,
+            http_client=http_client,
+            owns_store=True,
+        )
+
+    @classmethod
+    def create(
+        cls,
+        path: str | Path,
+        *,
+        title: str,
+        genre: str | None = None,
+        platform: str = "web",
+        settings: LLMSettings | None = None,
+        responder: Responder | None = None,
+    ) -> NovelSession:
+        """Create a new novel file at ``path`` (never overwriting one) and open it, for writing, as a session
+        that owns the store. Raises ``StoreError`` (the file exists, an empty title, an unknown platform)."""
+        store = NovelStore.create(path, title=title, genre=genre, platform=platform)
+        return cls(store, settings=settings, responder=responder, owns_store=True)
+
+    # ------------------------------------------------------------------ what the session builds, once
+    @property
+    def settings(self) -> LLMSettings:
+        """The LLM settings: as given, else the saved ones (read once)."""
+        if self._settings is None:
+            loaded = load_settings()
+            self._settings, self._settings_problem = loaded.settings, loaded.problem
+        return self._settings
+
+    @property
+    def settings_problem(self) -> str | None:
+        """Why the saved settings could not be used (defaults were), or None."""
+        _ = self.settings
+        return self._settings_problem
+
+    @property
+    def client(self) -> LLMClient:
+        """The session's one LLM client, built on first use."""
+        if self._closed:
+            raise RuntimeError("the session is closed")
+        if self._client is None:
+            self._client = build_client(
+                self.settings, api_key=self._api_key, base_url=self._base_url, http_client=self._http_client
+            )
+        return self._client
+
+    @property
+    def agents(self) -> SessionAgents:
+        """The agents over :attr:`client`, built on first use."""
+        if self._agents is None:
+            from novel_desktop.agents.chapter import LLMChapterAgents
+            from novel_desktop.agents.judge import LLMJudgeAgent
+            from novel_desktop.agents.planning import LLMPlanningAgents
+
+            client = self.client
+            self._agents = SessionAgents(
+                chapter=LLMChapterAgents(self.store, client),
+                planning=LLMPlanningAgents(client),
+                judge=LLMJudgeAgent(self.store, client),
+            )
+        return self._agents
+
+    @property
+    def interaction(self) -> InteractionManager:
+        """The interaction manager the pipeline asks through (one pending question at a time)."""
+        if self._interaction is None:
+            self._interaction = InteractionManager(self._responder)
+        return self._interaction
+
+    async def reconfigure(
+        self, settings: LLMSettings | None = None, *, http_client: httpx2.AsyncClient | None = None
+    ) -> None:
+        """Use new settings (None: read the saved ones again on next use) and, optionally, a new HTTP client:
+        the current client is closed, and the next use of :attr:`client` or :attr:`agents` builds them anew.
+        For a window that keeps one session open while the author edits the settings."""
+        await self.aclose_client()
+        self._settings, self._settings_problem = settings, None
+        if http_client is not None:
+            self._http_client = http_client
+
+    # ------------------------------------------------------------------ running and closing
+    def run(self, work: Callable[[NovelSession], Awaitable[T]]) -> T:
+        """Run ``work(self)`` on a new event loop (the CLI's ``asyncio.run``); the client is closed after it,
+        on the same loop. The store stays open."""
+
+        async def main() -> T:
+            try:
+                return await work(self)
+            finally:
+                await self.aclose_client()
+
+        return asyncio.run(main())
+
+    async def aclose_client(self) -> None:
+        """Close the client's connections (if it was built) and forget it and the agents over it."""
+        client, self._client, self._agents = self._client, None, None
+        if client is not None:
+            await client.aclose()
+
+    def close(self) -> None:
+        """Close the store if the session opened it (idempotent). Close the client first (:meth:`aclose`)."""
+        if self._owns_store and not self._closed:
+            self.store.close()
+        self._closed = True
+
+    async def aclose(self) -> None:
+        """Close the client, then the store if the session opened it (idempotent)."""
+        await self.aclose_client()
+        self.close()
+
+    async def __aenter__(self) -> NovelSession:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def __enter__(self) -> NovelSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+__all__ = ["NovelSession", "SessionAgents", "build_client", "probe_connection"]

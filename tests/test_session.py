@@ -1,0 +1,161 @@
+"""The composition root: a novel opened through session.py has one client, its agents share it, the CLI gets
+it from the same builder, and it talks to the fake Messages API server (never the network)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from novel_desktop import session as session_module
+from novel_desktop.cli import main
+from novel_desktop.llm.client import LLMClient
+from novel_desktop.llm.settings import LLMSettings, RetrySettings, save_settings
+from novel_desktop.session import NovelSession
+from novel_desktop.storage.folder import import_folder
+from novel_desktop.storage.store import NovelStore
+from tests.conftest import FIXTURES
+from tests.e2e.replies import judge_json
+from tests.fakes.anthropic_server import FakeAnthropicServer
+
+KEY = "sk-ant-test-session"
+RETRY = RetrySettings(max_attempts=2, base_backoff_s=0.001, max_backoff_s=0.01)
+
+
+@pytest.fixture
+def novel(tmp_path: Path) -> Path:
+    """《青石问道》 with chapters 1-2 committed."""
+    path = tmp_path / "青石问道.novel"
+    import_folder(FIXTURES / "seed_project", path)
+    return path
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropicServer]:
+    """The fake server, wired in as an author's shell would (environment), with the judge scripted."""
+    with FakeAnthropicServer() as server:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        save_settings(LLMSettings(retry=RETRY))
+        server.set_default("quality_judge", judge_json(4.0))
+        yield server
+
+
+@pytest.fixture
+def builds(monkeypatch: pytest.MonkeyPatch) -> list[LLMClient]:
+    """Every client session.build_client makes, in order."""
+    made: list[LLMClient] = []
+    real = session_module.build_client
+
+    def counting(*args: Any, **kwargs: Any) -> LLMClient:
+        client = real(*args, **kwargs)
+        made.append(client)
+        return client
+
+    monkeypatch.setattr(session_module, "build_client", counting)
+    return made
+
+
+def test_a_session_builds_one_client_that_its_agents_share(
+    novel: Path, fake: FakeAnthropicServer, builds: list[LLMClient]
+) -> None:
+    session = NovelSession.open(novel)
+    try:
+        assert builds == []  # opening a novel builds no client
+        client = session.client
+        assert session.client is client and session.client is client
+        agents = session.agents
+        assert session.agents is agents
+        assert agents.chapter.client is client
+        assert agents.planning.client is client
+        assert agents.judge.client is client
+        assert session.interaction is session.interaction
+        assert builds == [client]
+    finally:
+        session.close()
+
+
+def test_the_client_talks_to_the_fake_server(
+    novel: Path, fake: FakeAnthropicServer, builds: list[LLMClient]
+) -> None:
+    session = NovelSession.open(novel)
+    try:
+        text = session.store.chapter_text(2)
+        assert text is not None
+        result = session.run(lambda s: s.agents.judge.judge(2, text))
+    finally:
+        session.close()
+    assert result.value is not None and result.value.overall == pytest.approx(4.0, abs=0.5)
+    assert len(fake.requests_for("quality_judge")) == 1
+    assert [c.base_url for c in builds] == [fake.base_url]
+    assert fake.base_url.startswith("http://127.0.0.1:")
+
+
+def test_the_cli_and_a_second_call_share_the_builder(
+    novel: Path, fake: FakeAnthropicServer, builds: list[LLMClient], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["judge", str(novel), "--chapter", "2"]) == 0
+    assert "第2章 重新评审" in capsys.readouterr().out
+    assert len(builds) == 1  # the command built its client through session.build_client, once
+    assert len(fake.requests_for("quality_judge")) == 1
+
+    # A second call (here: the window's way, a session over a store it opened itself) uses the same builder.
+    store = NovelStore.open(novel)
+    try:
+        second = NovelSession(store, settings=LLMSettings(retry=RETRY), api_key=KEY, base_url=fake.base_url)
+        text = store.chapter_text(1)
+        assert text is not None
+        second.run(lambda s: s.agents.judge.judge(1, text))
+        assert second.store is store
+    finally:
+        second.close()  # a session does not close a store it did not open
+        assert store.chapter_text(1) is not None
+        store.close()
+    assert len(builds) == 2 and builds[0] is not builds[1]
+    assert len(fake.requests_for("quality_judge")) == 2
+
+
+def test_a_closed_session_releases_the_novel(novel: Path, fake: FakeAnthropicServer) -> None:
+    with NovelSession.open(novel) as session:
+        assert session.store.writable
+    # The writer lock went with the session: the novel opens for writing again.
+    with NovelSession.open(novel) as again:
+        assert again.store.writable
+        again.close()
+        with pytest.raises(RuntimeError):
+            _ = again.client
+
+
+def test_new_settings_give_a_new_client_on_next_use(novel: Path, fake: FakeAnthropicServer) -> None:
+    other = LLMSettings(provider="deepseek", retry=RETRY)
+
+    async def work(session: NovelSession) -> tuple[LLMClient, LLMClient, LLMClient]:
+        before = session.client
+        await session.reconfigure(other)
+        return before, session.client, session.agents.chapter.client
+
+    with NovelSession.open(novel) as session:
+        before, after, agents_client = session.run(work)
+        assert after is not before and after.settings is other
+        assert agents_client is after
+        assert session.settings is other
+
+
+def test_opening_a_novel_does_not_import_the_sdk_or_qt(novel: Path) -> None:
+    """`import anthropic` costs over a second: opening a novel, reading its settings and status skip it.
+    The composition root is core, too: no Qt."""
+    code = (
+        "import sys\n"
+        "from novel_desktop.session import NovelSession\n"
+        f"s = NovelSession.open({str(novel)!r}, write=False)\n"
+        "s.settings\n"
+        "s.store.checkpoint()\n"
+        "s.close()\n"
+        "print('anthropic' in sys.modules, any(m.startswith(('PySide6', 'qasync')) for m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert out.stdout.strip() == "False False"
