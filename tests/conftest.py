@@ -12,7 +12,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-SHARED = REPO.parent / "shared"
+#: Public-domain excerpts of three novels (see tests/fixtures/README.md).
+CORPUS = FIXTURES / "corpus"
 
 
 @pytest.fixture(autouse=True)
