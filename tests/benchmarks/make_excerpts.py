@@ -47,14 +47,15 @@ def xiyouji(text: str) -> str:
         footer: list[str] = []
         if number == len(chapters):
             end = next(i for i, line in enumerate(chapter) if "至此終" in line)
-            footer = ["", "", next(line for line in chapter if line.startswith("End of the Project Gutenberg"))]
-            kept = _opening(chapter, 400) + ["", "……", ""] + chapter[end - 6 : end + 1]
+            gutenberg = next(line for line in chapter if line.startswith("End of the Project Gutenberg"))
+            footer = ["", "", gutenberg]
+            kept = [*_opening(chapter, 400), "", "……", "", *chapter[end - 6 : end + 1]]
         else:
             kept = _opening(chapter, 400)
         if number == 18:
             i = next(i for i, line in enumerate(chapter) if line.startswith("第二的名玉蘭"))
             kept += ["……", *chapter[i - 1 : i + 2]]
-        out += [*kept, "", "", ""] + footer
+        out += [*kept, "", "", "", *footer]
     return "\n".join(out) + "\n"
 
 
