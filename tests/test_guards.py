@@ -93,3 +93,27 @@ def test_a_test_hung_in_a_dialog_is_killed_and_its_stack_reported(child: pytest.
     assert result.ret != 0
     result.stdout.fnmatch_lines(["*Timeout*"])
     result.stdout.fnmatch_lines(["*test_waits_for_a_click*"])  # the stack names the hung test
+
+
+def test_only_the_benchmarks_read_the_full_corpus_beside_the_repository() -> None:
+    """A bare clone has no ../shared: tests read the excerpts in tests/fixtures/corpus instead."""
+    readers = [
+        path.relative_to(REPO).as_posix()
+        for path in (REPO / "tests").rglob("*.py")
+        if "benchmarks" not in path.parts
+        and path.name != "test_guards.py"
+        and any(
+            mark in path.read_text(encoding="utf-8") for mark in ('/ "shared"', "../shared/corpus", "SHARED")
+        )
+    ]
+    assert readers == []
+
+
+def test_each_corpus_excerpt_is_small_and_its_source_is_named() -> None:
+    readme = (REPO / "tests" / "fixtures" / "README.md").read_text(encoding="utf-8")
+    excerpts = sorted((REPO / "tests" / "fixtures" / "corpus").glob("*.txt"))
+    assert len(excerpts) == 3
+    for excerpt in excerpts:
+        assert excerpt.stat().st_size < 300_000, excerpt.name
+        assert f"`{excerpt.name}`" in readme
+    assert "PUBLIC DOMAIN" in readme
