@@ -331,7 +331,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not readable:
             return False
         try:
-            return self.connection.recv(1, socket.MSG_PEEK) == b""
+            return bool(self.connection.recv(1, socket.MSG_PEEK) == b"")
         except OSError:
             return True
 
