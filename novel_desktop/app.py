@@ -34,8 +34,21 @@ def parse_size(text: str) -> tuple[int, int]:
     return int(w), int(h)
 
 
+def _version() -> str:
+    """``novel-desktop 0.1.0``: the installed distribution's version, else the package's own."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from novel_desktop import __version__
+
+    try:
+        return f"novel-desktop {version('novel-desktop')}"
+    except PackageNotFoundError:
+        return f"novel-desktop {__version__}"
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="novel-desktop", description="网文长篇创作 (novel_desktop)")
+    p.add_argument("--version", action="version", version=_version(), help="显示版本 / show the version")
     p.add_argument("novel", nargs="?", help="要打开的小说 (.novel) / the novel to open")
     p.add_argument("--project", help="要打开的小说 (.novel) / the novel to open")
     p.add_argument("--lang", choices=("zh", "en"), help="界面语言 / UI language")

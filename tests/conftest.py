@@ -1,18 +1,43 @@
-"""Fixtures shared by every test: settings and data folders go to tmp_path, Qt runs offscreen."""
+"""Fixtures shared by every test.
+
+- Settings and data folders go to tmp_path; no test sees the real user's API key. Qt runs offscreen.
+- Any test that leaves a modal dialog, a QMessageBox or a QFileDialog open fails, naming it (it is closed
+  first). A test that blocks in a dialog's exec() is killed by pytest-timeout (thread method) with its stack.
+- One fake Messages API server for every folder: ``server`` (bare: nothing scripted, nothing in the
+  environment), ``fake_server`` (every role answers well), ``fake`` (``fake_server`` reached through the
+  ANTHROPIC_* variables, as an author's shell would have them, with fast retries saved in the settings) and
+  ``settings`` (LLMSettings with millisecond backoff, not saved).
+- Qt fixtures: ``qloop`` (a qasync loop, closed after the test), ``seed_novel`` / ``novel`` (《青石问道》
+  imported from tests/fixtures/seed_project), ``project`` (that novel open in a ProjectController) and
+  ``gui_thread_gc``. Qt, qasync and the package are imported inside the fixtures, so tests that do not ask for
+  them (tests/domain, tests/storage …) never import Qt.
+"""
 
 from __future__ import annotations
 
+import gc
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    import qasync
+    from PySide6.QtWidgets import QApplication, QWidget
+
+    from novel_desktop.controllers.project_controller import ProjectController
+    from novel_desktop.llm.settings import LLMSettings
+    from tests.fakes.anthropic_server import FakeAnthropicServer
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
-SHARED = REPO.parent / "shared"
+#: Public-domain excerpts of three novels (see tests/fixtures/README.md).
+CORPUS = FIXTURES / "corpus"
 
 
 @pytest.fixture(autouse=True)
@@ -23,6 +48,69 @@ def _isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory, monkeypatch: p
     monkeypatch.setenv("NOVEL_DESKTOP_DATA_DIR", str(home / "data"))
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+
+
+# --- no dialog left open ---------------------------------------------------------------------------------
+
+
+def open_modal_dialogs() -> list[QWidget]:
+    """The visible windows that wait for an answer: modal dialogs, message boxes, file dialogs. Empty when Qt
+    was never imported (the check costs nothing then)."""
+    if "PySide6.QtWidgets" not in sys.modules:
+        return []
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QApplication, QDialog, QFileDialog, QMessageBox
+
+    if QApplication.instance() is None:
+        return []
+    return [
+        w
+        for w in QApplication.topLevelWidgets()
+        if w.isVisible()
+        and (
+            isinstance(w, QMessageBox | QFileDialog)
+            or (isinstance(w, QDialog) and w.isModal())
+            or w.windowModality() != Qt.WindowModality.NonModal
+        )
+    ]
+
+
+def describe_dialog(widget: QWidget) -> str:
+    """A dialog as a failure message names it: its class, title and, for a message box, its text."""
+    from PySide6.QtWidgets import QMessageBox
+
+    described = f"{type(widget).__name__} {widget.windowTitle()!r}"
+    if isinstance(widget, QMessageBox):
+        described += f": {widget.text()!r}"
+    return described
+
+
+def close_modal_dialogs() -> list[str]:
+    """Close every dialog ``open_modal_dialogs`` finds (rejecting it, as Esc would) and name them."""
+    left = open_modal_dialogs()
+    if not left:
+        return []
+    from PySide6.QtWidgets import QApplication, QDialog
+
+    names = [describe_dialog(w) for w in left]
+    for widget in left:
+        if isinstance(widget, QDialog):
+            widget.reject()
+        widget.close()
+    QApplication.processEvents()
+    return names
+
+
+@pytest.fixture(autouse=True)
+def _no_modal_dialog_left_open() -> Iterator[None]:
+    """A dialog left open would wait for a click no one makes: close it and fail the test that left it."""
+    yield
+    left = close_modal_dialogs()
+    if left:
+        pytest.fail("the test left a dialog open (closed now): " + "; ".join(left), pytrace=False)
+
+
+# --- novels --------------------------------------------------------------------------------------------------
 
 
 @pytest.fixture
@@ -39,3 +127,105 @@ def store(novel_path: Path) -> Iterator[object]:
     s = NovelStore.create(novel_path, title="测试小说", genre="玄幻", platform="qidian")
     yield s
     s.close()
+
+
+@pytest.fixture
+def seed_novel(tmp_path: Path) -> Path:
+    """《青石问道》 imported from the seed project fixture: chapters 1-2 written, a 5-chapter outline for volume 1."""
+    from novel_desktop.storage.folder import import_folder
+
+    path = tmp_path / "青石问道.novel"
+    import_folder(FIXTURES / "seed_project", path)
+    return path
+
+
+@pytest.fixture
+def novel(seed_novel: Path) -> Path:
+    """The same 《青石问道》 under the name the end-to-end tests use."""
+    return seed_novel
+
+
+# --- the fake Messages API -----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def settings() -> LLMSettings:
+    """Default settings with millisecond backoff, so retry tests run fast (not saved anywhere)."""
+    from novel_desktop.llm.settings import LLMSettings, RetrySettings
+
+    return LLMSettings(retry=RetrySettings(max_attempts=3, base_backoff_s=0.001, max_backoff_s=0.01))
+
+
+@pytest.fixture
+def server() -> Iterator[FakeAnthropicServer]:
+    """A started fake server with nothing scripted and nothing in the environment: tests pass its base_url
+    themselves and script replies per role via ``server.script``."""
+    from tests.fakes.anthropic_server import FakeAnthropicServer
+
+    with FakeAnthropicServer() as s:
+        yield s
+
+
+@pytest.fixture
+def fake_server() -> Iterator[FakeAnthropicServer]:
+    """A started fake server on which every role answers well by default; not in the environment."""
+    from tests.e2e.replies import script_defaults
+    from tests.fakes.anthropic_server import FakeAnthropicServer
+
+    with FakeAnthropicServer() as s:
+        script_defaults(s)
+        yield s
+
+
+@pytest.fixture
+def fake(
+    fake_server: FakeAnthropicServer, settings: LLMSettings, monkeypatch: pytest.MonkeyPatch
+) -> FakeAnthropicServer:
+    """``fake_server`` through the ANTHROPIC_* variables, as an author's shell would have them, with fast
+    retries saved in the user's settings."""
+    from novel_desktop.llm.settings import save_settings
+    from tests.fakes.anthropic_server import TEST_KEY
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", TEST_KEY)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_server.base_url)
+    save_settings(settings)
+    return fake_server
+
+
+# --- Qt ------------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def qloop(qapp: QApplication) -> Iterator[qasync.QEventLoop]:
+    """A qasync loop set as current; tests drive coroutines with ``qloop.run_until_complete``."""
+    import asyncio
+
+    import qasync
+
+    loop = qasync.QEventLoop(qapp, already_running=False)
+    asyncio.set_event_loop(loop)
+    yield loop
+    loop.close()
+    asyncio.set_event_loop(None)
+
+
+@pytest.fixture
+def project(seed_novel: Path) -> Iterator[ProjectController]:
+    """《青石问道》 open in a ProjectController."""
+    from novel_desktop.controllers.project_controller import ProjectController
+
+    controller = ProjectController()
+    controller.open(seed_novel)
+    yield controller
+    controller.close()
+
+
+@pytest.fixture
+def gui_thread_gc() -> Iterator[None]:
+    """Qt objects that earlier tests left in reference cycles are destroyed here, in the GUI thread: a garbage
+    collection that happens to start in one of a run's worker threads would destroy them there, and Qt warns
+    that their timers cannot be stopped from another thread. Modules whose tests run work in threads use it
+    (``pytestmark = pytest.mark.usefixtures("gui_thread_gc")``)."""
+    gc.collect()
+    yield
+    gc.collect()

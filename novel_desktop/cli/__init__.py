@@ -29,6 +29,16 @@ EXIT_INVALID = 1
 EXIT_UNREADABLE = 2
 
 
+def _version() -> str:
+    """``novel-desktop 0.1.0``: the installed distribution's version, else the package's own."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"novel-desktop {version('novel-desktop')}"
+    except PackageNotFoundError:
+        return f"novel-desktop {__version__}"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="novel",
@@ -38,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"novel {__version__}")
+    parser.add_argument("--version", action="version", version=_version())
     subparsers = parser.add_subparsers(dest="command", metavar="命令/command")
     project_cmds.register(subparsers)
     state_cmds.register(subparsers)

@@ -17,7 +17,7 @@ from novel_desktop.analysis.ai_phrases import (
     phrases_for_novel,
 )
 from novel_desktop.domain.style import AiBlacklist
-from tests.conftest import FIXTURES, SHARED
+from tests.conftest import CORPUS, FIXTURES
 
 AI_PARAGRAPH = (
     "林枫嘴角微微上扬，勾起一抹意味深长的笑。苏瑶眼中闪过一丝慌乱，不是因为害怕，而是因为期待。"
@@ -58,7 +58,7 @@ def test_a_cliche_covered_by_a_literal_and_a_template_counts_once() -> None:
 
 
 def test_human_prose_stays_under_the_seeds_limit() -> None:
-    text = (SHARED / "corpus" / "aq_zhengzhuan_pg25332_story.txt").read_text(encoding="utf-8")
+    text = (CORPUS / "aq_zhengzhuan_pg25332_excerpt.txt").read_text(encoding="utf-8")
     hits = find_hits(text, load_default_phrases())
     assert hits_per_1k(text, hits) < 3
 

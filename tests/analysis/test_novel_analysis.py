@@ -17,15 +17,15 @@ from novel_desktop.analysis.style_metrics import StyleMetrics, drift
 from novel_desktop.domain.characters import Character
 from novel_desktop.paths import user_data_dir
 from novel_desktop.storage import layout
-from tests.conftest import SHARED
+from tests.conftest import CORPUS
 
 _HEADING = re.compile(r"(?m)^\s*第[一二三四五六七八九十百]+回")
 
 
 @pytest.fixture(scope="module")
 def xiyouji() -> list[tuple[int, str]]:
-    """The first twelve 回 of 西游记 (Traditional script, as in the corpus)."""
-    text = (SHARED / "corpus" / "xiyouji_pg23962_full.txt").read_text(encoding="utf-8")
+    """The openings of the first twelve 回 of 西游记 (Traditional script, as in the corpus)."""
+    text = (CORPUS / "xiyouji_pg23962_excerpt.txt").read_text(encoding="utf-8")
     parts = _HEADING.split(text)[1:13]
     return list(enumerate(parts, 1))
 
@@ -33,7 +33,7 @@ def xiyouji() -> list[tuple[int, str]]:
 def test_the_whole_and_each_chapter_are_measured(xiyouji: list[tuple[int, str]]) -> None:
     analysis = NovelAnalyzer().analyze(xiyouji)
     assert [c.number for c in analysis.chapters] == list(range(1, 13))
-    assert analysis.total_chars == sum(c.chars for c in analysis.chapters) > 50_000
+    assert analysis.total_chars == sum(c.chars for c in analysis.chapters) > 5_000
     assert analysis.hits_per_1k == pytest.approx(
         sum(len(c.hits) for c in analysis.chapters) * 1000 / analysis.total_chars
     )

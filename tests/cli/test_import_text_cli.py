@@ -12,10 +12,10 @@ import pytest
 
 from novel_desktop.cli import main
 from novel_desktop.storage.store import NovelStore
-from tests.conftest import FIXTURES, SHARED
+from tests.conftest import CORPUS, FIXTURES
 
 WEB_NOVEL = FIXTURES / "manuscripts" / "web_novel.txt"
-AQ = SHARED / "corpus" / "aq_zhengzhuan_pg25332_story.txt"
+AQ = CORPUS / "aq_zhengzhuan_pg25332_excerpt.txt"
 
 
 class _Terminal(io.StringIO):
@@ -71,7 +71,7 @@ def test_the_chapter_list_is_shown_before_asking_and_declining_writes_nothing(
     out = capsys.readouterr().out
     assert "编码 encoding: utf-8" in out
     assert "识别到 9 章" in out
-    assert "第二章 優勝記略" in out and "1,981 字" in out
+    assert "第二章 優勝記略" in out and "779 字" in out
     assert "前置内容 front matter: 4 字" in out
     assert "写入？[y/N]" in out
     assert "未写入" in out
@@ -91,7 +91,7 @@ def test_confirming_writes_the_novel_and_status_agrees(
     status = json.loads(capsys.readouterr().out)
     assert status["chapters"] == 9
     assert status["last_completed_chapter"] == 9
-    assert status["total_chars"] == 19613
+    assert status["total_chars"] == 4260
     assert status["orchestrator_state"] == "VOL_PLANNING"
 
 

@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+#: The API key tests give the fake server (it accepts any key unless started with ``api_key``).
+TEST_KEY = "sk-ant-test-0123456789abcdef"
 ANY_ROLE = "*"
 #: The queue batched requests take their replies from when no queue is named by their custom_id.
 BATCH_ROLE = "batch"
@@ -329,7 +331,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not readable:
             return False
         try:
-            return self.connection.recv(1, socket.MSG_PEEK) == b""
+            return bool(self.connection.recv(1, socket.MSG_PEEK) == b"")
         except OSError:
             return True
 

@@ -12,8 +12,7 @@ from novel_desktop.llm.client import LLMClient, PromptBlock
 from novel_desktop.llm.roles import AgentRole
 from novel_desktop.llm.settings import LLMSettings, RetrySettings
 from novel_desktop.llm.usage import Usage
-from tests.fakes.anthropic_server import BATCH_ROLE, FakeAnthropicServer, Reply
-from tests.llm.conftest import TEST_KEY
+from tests.fakes.anthropic_server import BATCH_ROLE, TEST_KEY, FakeAnthropicServer, Reply
 
 
 def _requests(n: int) -> list[BatchRequest]:

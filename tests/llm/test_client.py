@@ -30,8 +30,7 @@ from novel_desktop.llm import (
     build_system,
 )
 from novel_desktop.llm.settings import save_settings
-from tests.fakes.anthropic_server import FakeAnthropicServer, Reply
-from tests.llm.conftest import TEST_KEY
+from tests.fakes.anthropic_server import TEST_KEY, FakeAnthropicServer, Reply
 
 T = TypeVar("T")
 

@@ -21,8 +21,7 @@ from novel_desktop.llm import (
 )
 from novel_desktop.llm.errors import LLMAuthError
 from novel_desktop.llm.structured import StructuredOutputError, parse_json_output
-from tests.fakes.anthropic_server import FakeAnthropicServer, Reply
-from tests.llm.conftest import TEST_KEY
+from tests.fakes.anthropic_server import TEST_KEY, FakeAnthropicServer, Reply
 
 
 class Verdict(BaseModel):

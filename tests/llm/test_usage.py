@@ -7,8 +7,7 @@ import asyncio
 import pytest
 
 from novel_desktop.llm import AgentRole, LLMClient, LLMSettings, ModelPrice, PromptBlock, Usage
-from tests.fakes.anthropic_server import FakeAnthropicServer, Reply
-from tests.llm.conftest import TEST_KEY
+from tests.fakes.anthropic_server import TEST_KEY, FakeAnthropicServer, Reply
 
 OPUS = ModelPrice(input=5.0, output=25.0, cache_write=6.25, cache_read=0.5)
 

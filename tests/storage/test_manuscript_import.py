@@ -17,7 +17,7 @@ from novel_desktop.storage.manuscript_import import (
 )
 from novel_desktop.storage.store import NovelStore, StoreError
 from novel_desktop.storage.tables import ChapterRevisionRow
-from tests.conftest import FIXTURES, SHARED
+from tests.conftest import CORPUS, FIXTURES
 
 WEB_NOVEL = FIXTURES / "manuscripts" / "web_novel.txt"
 
@@ -66,14 +66,14 @@ def test_import_writes_chapters_volumes_and_kept_aside_parts(novel_path: Path) -
 
 
 def test_corpus_import_status_matches_the_split(novel_path: Path) -> None:
-    manuscript = read_manuscript(SHARED / "corpus" / "ershinian_pg24099_ch01-20.txt")
+    manuscript = read_manuscript(CORPUS / "ershinian_pg24099_ch01-10.txt")
     split = split_manuscript(manuscript.text)
     summary = import_manuscript(split, novel_path, title="二十年目睹之怪現狀")
 
     with NovelStore.open(novel_path, write=False) as store:
         status = store.status()
-    assert status.chapters == 20
-    assert status.last_completed_chapter == 20
+    assert status.chapters == 10
+    assert status.last_completed_chapter == 10
     assert status.total_chars == sum(c.chars for c in split.chapters) == summary.total_chars
     assert status.orchestrator_state == "VOL_PLANNING"
 

@@ -18,10 +18,10 @@ from novel_desktop.storage.store import NovelStore
 from novel_desktop.ui.import_dialog import ImportPreviewDialog
 from novel_desktop.ui.main_window import MainWindow
 from novel_desktop.ui.style_drop import StyleProfileDialog
-from tests.conftest import SHARED
+from tests.conftest import CORPUS
 
-AQ = SHARED / "corpus" / "aq_zhengzhuan_pg25332_story.txt"
-ERSHINIAN = SHARED / "corpus" / "ershinian_pg24099_ch01-20.txt"
+AQ = CORPUS / "aq_zhengzhuan_pg25332_excerpt.txt"
+ERSHINIAN = CORPUS / "ershinian_pg24099_ch01-10.txt"
 SAMPLE = "　　雨下了一夜。林枫推开药铺的门，街上没有人。\n\n　　“师父，”他说，“玉又亮了。”\n" * 20
 
 

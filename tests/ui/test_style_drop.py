@@ -14,9 +14,9 @@ from pytestqt.qtbot import QtBot
 
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.ui.style_drop import StylePage, StyleProfileDialog, classify_drop
-from tests.conftest import SHARED
+from tests.conftest import CORPUS as CORPUS_DIR
 
-CORPUS = SHARED / "corpus" / "ershinian_pg24099_ch01-20.txt"
+CORPUS = CORPUS_DIR / "ershinian_pg24099_ch01-10.txt"
 
 
 @pytest.fixture(scope="module")
