@@ -110,6 +110,64 @@ def _no_modal_dialog_left_open() -> Iterator[None]:
         pytest.fail("the test left a dialog open (closed now): " + "; ".join(left), pytrace=False)
 
 
+_NESTED_LOOP_CALLS = (
+    ("QDialog", "exec"),
+    ("QMessageBox", "exec"),
+    ("QMessageBox", "critical"),
+    ("QMessageBox", "warning"),
+    ("QMessageBox", "information"),
+    ("QMessageBox", "question"),
+    ("QFileDialog", "exec"),
+    ("QFileDialog", "getOpenFileName"),
+    ("QFileDialog", "getOpenFileNames"),
+    ("QFileDialog", "getSaveFileName"),
+    ("QFileDialog", "getExistingDirectory"),
+    ("QInputDialog", "getText"),
+    ("QInputDialog", "getInt"),
+    ("QInputDialog", "getItem"),
+)
+
+
+def _running_task() -> object | None:
+    import asyncio
+
+    try:
+        return asyncio.current_task()
+    except RuntimeError:  # no running loop
+        return None
+
+
+@pytest.fixture(autouse=True)
+def _no_nested_loop_in_a_task(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A modal exec() (or a QMessageBox / QFileDialog / QInputDialog static, which runs one) inside an asyncio
+    task on the qasync loop hangs the app ("Cannot enter into task … while another task … is being executed").
+    Every such call made while a task runs is recorded, refused, and fails the test that made it."""
+    if "PySide6.QtWidgets" not in sys.modules:
+        yield
+        return
+    from PySide6 import QtWidgets
+
+    offences: list[str] = []
+
+    def guarded(owner: str, name: str, original: object) -> object:
+        def call(*args: object, **kwargs: object) -> object:
+            task = _running_task()
+            if task is not None:
+                offences.append(f"{owner}.{name}() inside the asyncio task {task!r}")
+                return 0
+            return original(*args, **kwargs)  # type: ignore[operator]
+
+        return staticmethod(call) if name != "exec" else call
+
+    for owner, name in _NESTED_LOOP_CALLS:
+        cls = getattr(QtWidgets, owner)
+        if name in vars(cls) or name == "exec":
+            monkeypatch.setattr(cls, name, guarded(owner, name, getattr(cls, name)))
+    yield
+    if offences:
+        pytest.fail("a nested event loop inside a coroutine: " + "; ".join(offences), pytrace=False)
+
+
 # --- novels --------------------------------------------------------------------------------------------------
 
 

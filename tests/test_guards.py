@@ -95,6 +95,32 @@ def test_a_test_hung_in_a_dialog_is_killed_and_its_stack_reported(child: pytest.
     result.stdout.fnmatch_lines(["*test_waits_for_a_click*"])  # the stack names the hung test
 
 
+def test_a_message_box_inside_a_coroutine_is_refused_and_fails_the_test(child: pytest.Pytester) -> None:
+    """The hang issue 13 found (a dialog's exec() inside an asyncio task on the qasync loop) fails the test
+    that does it, at once and with a reason, instead of hanging the suite; outside a task the box opens."""
+    child.makeconftest("from tests.conftest import _no_nested_loop_in_a_task, qloop  # noqa: F401\n")
+    child.makepyfile(
+        """
+        import asyncio
+        from PySide6.QtCore import QTimer
+        from PySide6.QtWidgets import QApplication, QMessageBox
+
+        def test_box_in_a_task(qtbot, qloop):
+            async def flow():
+                QMessageBox.warning(None, "导入失败", "文件不存在")
+
+            qloop.run_until_complete(flow())
+
+        def test_box_in_a_plain_slot(qtbot):
+            QTimer.singleShot(50, lambda: QApplication.activeModalWidget().close())
+            QMessageBox.information(None, "完成", "已导出")
+        """
+    )
+    result = child.runpytest_subprocess("-p", "no:cacheprovider", "-o", "timeout=20")
+    result.assert_outcomes(passed=2, errors=1)  # the box in the task: refused, then failed at teardown
+    result.stdout.fnmatch_lines(["*a nested event loop inside a coroutine: QMessageBox.warning() inside*"])
+
+
 def test_only_the_benchmarks_read_the_full_corpus_beside_the_repository() -> None:
     """A bare clone has no ../shared: tests read the excerpts in tests/fixtures/corpus instead."""
     readers = [
