@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -43,6 +44,7 @@ from novel_desktop.domain.novel_ask import (
     build_answer_spec,
     validate_answer_spec,
 )
+from novel_desktop.controllers.pipeline_controller import Question
 from novel_desktop.i18n import tr
 
 ANSWERED_BY = "novel_desktop"
@@ -395,3 +397,13 @@ class AskDialog(QDialog):
         finally:
             dialog.deleteLater()
         return dialog.answer()
+
+
+def dialog_asker(parent: QWidget | None) -> Callable[[Question], Awaitable[AnswerSpec | None]]:
+    """The pipeline controller's responder for the window: each question as an AskDialog over ``parent``,
+    opened with ``open()`` and answered through its ``finished`` signal."""
+
+    async def ask(question: Question) -> AnswerSpec | None:
+        return await AskDialog.ask_async(parent, question.spec, question.context)
+
+    return ask

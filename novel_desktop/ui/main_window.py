@@ -46,12 +46,14 @@ from PySide6.QtWidgets import (
 )
 
 from novel_desktop.config import AppSettings, load_app_settings, save_app_settings
+from novel_desktop.controllers.jobs import JobRunner
 from novel_desktop.controllers.pipeline_controller import PipelineController
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.i18n import tr
 from novel_desktop.paths import user_config_dir
 from novel_desktop.storage.layout import volume_dir
 from novel_desktop.storage.lock import ProjectLocked
+from novel_desktop.ui.ask_dialog import dialog_asker
 from novel_desktop.ui.chapter_editor import ChapterEditor, ChapterTab
 from novel_desktop.ui.find_replace import FindReplaceDialog
 from novel_desktop.ui.pipeline_dock import LiveDraftView, PipelineDock
@@ -107,7 +109,8 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(tr(APP_TITLE))
         self.settings = settings or load_app_settings()
         self.project = project or ProjectController(self)
-        self.pipeline = PipelineController(self.project, self, dialog_parent=self)
+        self.jobs = JobRunner(self)
+        self.pipeline = PipelineController(self.project, self, asker=dialog_asker(self), jobs=self.jobs)
         self._views: dict[str, QWidget] = {}
         self._live: LiveDraftView | None = None
         self._live_chapter = 0

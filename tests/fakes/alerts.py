@@ -1,0 +1,43 @@
+"""Alerts recorded instead of shown: what the author would have read, and a chosen answer to questions."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from PySide6.QtWidgets import QWidget
+
+from novel_desktop.ui import alerts as alerts_module
+from novel_desktop.ui.alerts import Answer, Kind
+
+
+class RecordingAlerts:
+    """Every alert as (kind, title, text), kind one of info / warning / error / confirm; ``answer`` (True:
+    是) answers every confirm at once, or ``answers`` one by one while it lasts."""
+
+    def __init__(self) -> None:
+        self.shown: list[tuple[str, str, str]] = []
+        self.answer = True
+        self.answers: list[bool] = []
+
+    def show(self, kind: Kind, parent: QWidget | None, title: str, text: str) -> None:
+        self.shown.append((kind, title, text))
+
+    def confirm(
+        self, parent: QWidget | None, title: str, text: str, on_answer: Answer, *, default: bool
+    ) -> None:
+        self.shown.append(("confirm", title, text))
+        on_answer(self.answers.pop(0) if self.answers else self.answer)
+
+    @property
+    def texts(self) -> list[str]:
+        return [text for _kind, _title, text in self.shown]
+
+
+@pytest.fixture
+def alerts() -> Iterator[RecordingAlerts]:
+    """Every alert of the test recorded (and every confirm answered 是 unless told otherwise)."""
+    recorder = RecordingAlerts()
+    previous = alerts_module.use(recorder)
+    yield recorder
+    alerts_module.use(previous)
