@@ -98,10 +98,13 @@ def render_screenshot(
     from PySide6.QtGui import QColor, QPainter
     from PySide6.QtWidgets import QApplication
 
+    from novel_desktop.ui import alerts
     from novel_desktop.ui.main_window import MainWindow
 
     app = _application([sys.argv[0]])
     _select_language(language)
+    # Nobody is at the screen: an alert goes to stderr and never blocks the render.
+    previous_alerts = alerts.use(alerts.HeadlessAlerts())
     window = MainWindow()
     window.resize(*size)
     try:
@@ -144,6 +147,7 @@ def render_screenshot(
             raise OSError(f"无法写入 {path} (cannot write the PNG)")
         return path
     finally:
+        alerts.use(previous_alerts)
         window.project.close()
         window.hide()
         window.deleteLater()

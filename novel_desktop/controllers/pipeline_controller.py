@@ -42,10 +42,10 @@ from novel_desktop.storage import layout
 log = logging.getLogger(__name__)
 
 #: A question from the pipeline as the window sees it: ``.spec`` (a QuestionSpec), ``.context`` (text).
-Question = InteractionRequest
+PipelineQuestion = InteractionRequest
 #: The responder interface: answers a question with an AnswerSpec, None when the author cancels; may be a
 #: coroutine function. The window installs one that opens AskDialog with ``open()``.
-Asker = Callable[[Question], "AnswerSpec | Awaitable[AnswerSpec | None] | None"]
+Asker = Callable[[PipelineQuestion], "AnswerSpec | Awaitable[AnswerSpec | None] | None"]
 
 #: Stage value the controller reports when the gate decides (the core emits GateDecided, not a stage).
 GATE_STAGE = "gate"
@@ -547,7 +547,7 @@ class PipelineController(QObject):
         return True
 
     # ------------------------------------------------------------------ questions
-    async def _respond(self, request: Question) -> AnswerSpec | None:
+    async def _respond(self, request: PipelineQuestion) -> AnswerSpec | None:
         """The InteractionManager's responder: the window's asker answers; an invalid answer cancels."""
         self.question_asked.emit(request)
         if self.asker is None:

@@ -33,6 +33,7 @@ _SURELY_BIG_BYTES = MAX_SAMPLE_CHARS * 4
 
 DropKind = Literal["samples", "manuscript"]
 
+
 def _chars_in(path: Path) -> int | None:
     """The 字数 of a file, or None when it cannot be read."""
     if path.suffix.lower() not in (".docx", ".epub") and path.stat().st_size > _SURELY_BIG_BYTES:

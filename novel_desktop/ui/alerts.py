@@ -5,8 +5,8 @@ yes/no question and answers through a callback, ``ask`` through an awaited futur
 window-modal with ``open()``: no nested event loop ever runs (an ``exec()`` inside an asyncio task stops the
 qasync loop with "Cannot enter into task … while another task … is being executed").
 
-Who shows them is a replaceable *presenter*: :class:`DialogAlerts` in the app, :class:`HeadlessAlerts` (stderr,
-never blocks) for ``--screenshot``, a recording one in tests (``use()`` returns the previous presenter).
+Who shows them is a replaceable *presenter*: :class:`DialogAlerts` in the app, :class:`HeadlessAlerts`
+(stderr, never blocks) for ``--screenshot``, a recording one in tests (``use()`` returns the previous one).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QMessageBox, QWidget
 from novel_desktop.i18n import tr
 
 Kind = Literal["info", "warning", "error"]
-Answer = Callable[[bool], None]
+Answer = Callable[[bool], object]
 
 
 class AlertPresenter(Protocol):
@@ -71,9 +71,7 @@ class DialogAlerts:
         yes = box.button(QMessageBox.StandardButton.Yes)
         yes.setText(tr("是"))
         box.button(QMessageBox.StandardButton.No).setText(tr("否"))
-        box.setDefaultButton(
-            QMessageBox.StandardButton.Yes if default else QMessageBox.StandardButton.No
-        )
+        box.setDefaultButton(QMessageBox.StandardButton.Yes if default else QMessageBox.StandardButton.No)
         box.finished.connect(lambda _code: on_answer(box.clickedButton() is yes))
         box.open()
 

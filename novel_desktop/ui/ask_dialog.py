@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from novel_desktop.controllers.pipeline_controller import PipelineQuestion
 from novel_desktop.domain.novel_ask import (
     AnswerSpec,
     AnswerSpecInvalid,
@@ -44,7 +45,6 @@ from novel_desktop.domain.novel_ask import (
     build_answer_spec,
     validate_answer_spec,
 )
-from novel_desktop.controllers.pipeline_controller import Question
 from novel_desktop.i18n import tr
 
 ANSWERED_BY = "novel_desktop"
@@ -399,11 +399,11 @@ class AskDialog(QDialog):
         return dialog.answer()
 
 
-def dialog_asker(parent: QWidget | None) -> Callable[[Question], Awaitable[AnswerSpec | None]]:
+def dialog_asker(parent: QWidget | None) -> Callable[[PipelineQuestion], Awaitable[AnswerSpec | None]]:
     """The pipeline controller's responder for the window: each question as an AskDialog over ``parent``,
     opened with ``open()`` and answered through its ``finished`` signal."""
 
-    async def ask(question: Question) -> AnswerSpec | None:
+    async def ask(question: PipelineQuestion) -> AnswerSpec | None:
         return await AskDialog.ask_async(parent, question.spec, question.context)
 
     return ask

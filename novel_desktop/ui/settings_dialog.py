@@ -3,7 +3,8 @@
 One dialog sets up a provider from scratch (the first-run path): pick a preset, paste the key, press
 测试连接 and read exactly what is wrong. OK validates everything first and then saves ``llm.json``
 and ``app.json`` and the key (the OS keyring only), all through the settings controller; Cancel changes
-nothing. 测试连接 is a job of the window's :class:`JobRunner` (the dialog's own without a window). The key is never written to a settings file or logged.
+nothing. 测试连接 is a job of the window's :class:`JobRunner` (the dialog's own without a window). The key
+is never written to a settings file or logged.
 """
 
 from __future__ import annotations

@@ -264,7 +264,7 @@ def test_english_catalogue_covers_the_window(qtbot: QtBot) -> None:
     entries: dict[str, str] = {}
     for path in sorted(resource("i18n", "en").glob("*.json")):
         entries.update(json.loads(path.read_text(encoding="utf-8")))
-    from novel_desktop.ui.main_window import RUN_TITLES
+    from novel_desktop.ui.flows.runs import RUN_TITLES
 
     missing = [title for title in RUN_TITLES.values() if title not in entries]
     sources = [
