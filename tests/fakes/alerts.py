@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
 from PySide6.QtWidgets import QWidget
 
-from novel_desktop.ui import alerts as alerts_module
 from novel_desktop.ui.alerts import Answer, Kind
 
 
@@ -32,12 +28,3 @@ class RecordingAlerts:
     @property
     def texts(self) -> list[str]:
         return [text for _kind, _title, text in self.shown]
-
-
-@pytest.fixture
-def alerts() -> Iterator[RecordingAlerts]:
-    """Every alert of the test recorded (and every confirm answered 是 unless told otherwise)."""
-    recorder = RecordingAlerts()
-    previous = alerts_module.use(recorder)
-    yield recorder
-    alerts_module.use(previous)

@@ -16,6 +16,7 @@ from novel_desktop.llm.settings import LLMSettings, RetrySettings, save_settings
 from novel_desktop.storage.folder import import_folder
 from tests.conftest import FIXTURES
 from tests.e2e.replies import script_defaults
+from tests.fakes.alerts import RecordingAlerts
 from tests.fakes.anthropic_server import FakeAnthropicServer
 
 
@@ -27,6 +28,18 @@ def qloop(qapp: QApplication) -> Iterator[qasync.QEventLoop]:
     yield loop
     loop.close()
     asyncio.set_event_loop(None)
+
+
+@pytest.fixture(autouse=True)
+def alerts() -> Iterator[RecordingAlerts]:
+    """Every alert (info / warning / error / confirm) of a UI test is recorded, never shown, and every
+    confirm is answered 是 unless the test sets ``alerts.answer`` (or ``alerts.answers``)."""
+    from novel_desktop.ui import alerts as alerts_module
+
+    recorder = RecordingAlerts()
+    previous = alerts_module.use(recorder)
+    yield recorder
+    alerts_module.use(previous)
 
 
 @pytest.fixture
