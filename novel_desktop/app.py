@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
     from novel_desktop.ui.main_window import MainWindow
@@ -173,10 +174,35 @@ def _screenshot_of_demo(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------------------------- the app
+def collect_garbage_in_the_gui_thread() -> QTimer:
+    """Python's cyclic garbage collector runs in whichever thread happens to allocate; in a job's worker
+    thread it would destroy Qt objects there (a crash). Automatic collection is switched off and this timer
+    collects, generation by generation as Python would, in the GUI thread."""
+    import gc
+
+    from PySide6.QtCore import QTimer
+
+    def collect() -> None:
+        counts, thresholds = gc.get_count(), gc.get_threshold()
+        generation = -1
+        for gen in range(3):
+            if counts[gen] > thresholds[gen]:
+                generation = gen
+        if generation >= 0:
+            gc.collect(generation)
+
+    gc.disable()
+    timer = QTimer()
+    timer.timeout.connect(collect)
+    timer.start(200)
+    return timer
+
+
 async def run_window(window: MainWindow) -> int:
     """Show the window and run until it is closed; then cancel what runs and release the lock."""
     from PySide6.QtWidgets import QApplication
 
+    collector = collect_garbage_in_the_gui_thread()
     closed = asyncio.Event()
     app = QApplication.instance()
     assert isinstance(app, QApplication)
@@ -185,6 +211,10 @@ async def run_window(window: MainWindow) -> int:
     window.pipeline.warm_up()  # the slow imports load in worker threads while the author looks around
     await closed.wait()
     await window.shutdown()
+    collector.stop()
+    import gc
+
+    gc.enable()
     return 0
 
 

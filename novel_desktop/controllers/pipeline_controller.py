@@ -51,6 +51,14 @@ Asker = Callable[[PipelineQuestion], "AnswerSpec | Awaitable[AnswerSpec | None] 
 GATE_STAGE = "gate"
 
 
+def resumable_stage_name(stage: str) -> str | None:
+    """What a chapter stopped at checkpoint ``stage`` has done (Chinese, for tr()), when it waits in staging
+    for 续写 to pick it up; None when nothing waits there."""
+    from novel_desktop.pipeline.orchestrator import STAGE_DONE
+
+    return STAGE_DONE.get(stage)
+
+
 def _resumable() -> str:
     return tr("本章未提交，问题解决后再点“续写”会从中断处继续。")
 

@@ -364,20 +364,12 @@ class AskDialog(QDialog):
 
     # ------------------------------------------------------------------ entry points
     @classmethod
-    def ask(cls, parent: QWidget | None, spec: QuestionSpec, context: str = "") -> AnswerSpec | None:
-        """Show the questions modally; the validated AnswerSpec, or None when cancelled."""
-        dialog = cls(spec, context, parent)
-        try:
-            return dialog.answer() if dialog.exec() == QDialog.DialogCode.Accepted else None
-        finally:
-            dialog.deleteLater()
-
-    @classmethod
     async def ask_async(
         cls, parent: QWidget | None, spec: QuestionSpec, context: str = ""
     ) -> AnswerSpec | None:
-        """As :meth:`ask`, from a coroutine: ``open()`` plus a future, so no nested event loop runs inside a
-        task. Cancelling the awaiting task closes the dialog."""
+        """Show the questions window-modally and wait for the answer: the validated AnswerSpec, or None when
+        cancelled. ``open()`` plus a future, so no nested event loop runs inside a task. Cancelling the
+        awaiting task closes the dialog."""
         dialog = cls(spec, context, parent)
         if parent is None:
             dialog.setWindowModality(Qt.WindowModality.ApplicationModal)

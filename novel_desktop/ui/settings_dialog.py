@@ -89,18 +89,10 @@ PRICE_FIELDS: tuple[tuple[str, str], ...] = (
 #: The model the connection test calls: the one that writes every chapter.
 TEST_ROLE = AgentRole.chapter_writer
 
-_OK_STYLE = (
-    "QLabel { color: #14532d; background: #e9f7ec; border: 1px solid #8fd19e;"
-    " border-radius: 4px; padding: 6px 8px; }"
-)
-_BAD_STYLE = (
-    "QLabel { color: #7f1d1d; background: #fdecec; border: 1px solid #f5b5b5;"
-    " border-radius: 4px; padding: 6px 8px; }"
-)
-_BUSY_STYLE = (
-    "QLabel { color: #1e3a8a; background: #eef4ff; border: 1px solid #b6cdf7;"
-    " border-radius: 4px; padding: 6px 8px; }"
-)
+_BOX = "QLabel {{ color: {}; background: {}; border: 1px solid {}; border-radius: 4px; padding: 6px 8px; }}"
+_OK_STYLE = _BOX.format("#14532d", "#e9f7ec", "#8fd19e")
+_BAD_STYLE = _BOX.format("#7f1d1d", "#fdecec", "#f5b5b5")
+_BUSY_STYLE = _BOX.format("#1e3a8a", "#eef4ff", "#b6cdf7")
 _NOTE_STYLE = "color: palette(dark);"
 
 

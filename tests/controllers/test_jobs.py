@@ -12,6 +12,9 @@ from PySide6.QtCore import SignalInstance
 
 from novel_desktop.controllers.jobs import Job, JobRunner
 
+# Their jobs run work in threads: Qt objects left in cycles are collected in the GUI thread.
+pytestmark = pytest.mark.usefixtures("gui_thread_gc")
+
 
 class Seen:
     def __init__(self, runner: JobRunner) -> None:

@@ -153,7 +153,7 @@ def test_required_free_text_is_a_text_box_that_must_not_be_blank(qtbot: QtBot) -
     assert answer is not None and answer.answers["note"].strip() == "对话再短一点"
 
 
-def test_ask_returns_the_answer_or_none_on_cancel(qtbot: QtBot) -> None:
+def test_ask_returns_the_answer_or_none_on_cancel(qtbot: QtBot, qloop: qasync.QEventLoop) -> None:
     spec = _spec(LOW_SCORE)
 
     def click(button_name: str) -> None:
@@ -161,11 +161,11 @@ def test_ask_returns_the_answer_or_none_on_cancel(qtbot: QtBot) -> None:
         qtbot.mouseClick(getattr(dialog, button_name), Qt.MouseButton.LeftButton)
 
     QTimer.singleShot(0, lambda: click("ok_button"))
-    answer = AskDialog.ask(None, spec)
+    answer = qloop.run_until_complete(AskDialog.ask_async(None, spec))
     assert answer is not None and answer.answers == {"low_score_action": "自动修订"}
 
     QTimer.singleShot(0, lambda: click("cancel_button"))
-    assert AskDialog.ask(None, spec) is None
+    assert qloop.run_until_complete(AskDialog.ask_async(None, spec)) is None
 
 
 def qtbot_app_widgets() -> list[Any]:

@@ -21,6 +21,9 @@ from novel_desktop.ui.main_window import MainWindow
 from tests.fakes.alerts import RecordingAlerts
 from tests.ui.test_chapter_editor import type_text
 
+# Their jobs run work in threads: Qt objects left in cycles are collected in the GUI thread.
+pytestmark = pytest.mark.usefixtures("gui_thread_gc")
+
 
 @pytest.fixture
 def window(qtbot: QtBot, project: ProjectController) -> MainWindow:

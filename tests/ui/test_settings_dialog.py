@@ -28,6 +28,9 @@ from novel_desktop.paths import user_config_dir
 from novel_desktop.ui.settings_dialog import SettingsDialog
 from tests.fakes.anthropic_server import FakeAnthropicServer, Reply
 
+# Their jobs run work in threads: Qt objects left in cycles are collected in the GUI thread.
+pytestmark = pytest.mark.usefixtures("gui_thread_gc")
+
 KEY = "sk-ant-secret-0123456789abcdef"
 
 
