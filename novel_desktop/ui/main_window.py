@@ -582,9 +582,10 @@ class MainWindow(WindowActions):
         if self._find_dialog is not None:
             self._find_dialog.close()
         self.pipeline.cancel()
-        if not self.pipeline.running:
+        self.jobs.cancel_all()  # the run, and any import, export or analysis under way
+        if not self.jobs.busy:
             self.project.close()
-        # else the app waits for the cancelled task, then closes the project (and releases the lock)
+        # else the app waits for the cancelled jobs, then closes the project (and releases the lock)
         super().closeEvent(event)
 
     async def shutdown(self) -> None:
