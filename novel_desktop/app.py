@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
 
     from novel_desktop.ui.main_window import MainWindow
@@ -111,10 +112,13 @@ def render_screenshot(
     from PySide6.QtGui import QColor, QPainter
     from PySide6.QtWidgets import QApplication
 
+    from novel_desktop.ui import alerts
     from novel_desktop.ui.main_window import MainWindow
 
     app = _application([sys.argv[0]])
     _select_language(language)
+    # Nobody is at the screen: an alert goes to stderr and never blocks the render.
+    previous_alerts = alerts.use(alerts.HeadlessAlerts())
     window = MainWindow()
     window.resize(*size)
     try:
@@ -157,6 +161,7 @@ def render_screenshot(
             raise OSError(f"无法写入 {path} (cannot write the PNG)")
         return path
     finally:
+        alerts.use(previous_alerts)
         window.project.close()
         window.hide()
         window.deleteLater()
@@ -182,10 +187,35 @@ def _screenshot_of_demo(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------------------------- the app
+def collect_garbage_in_the_gui_thread() -> QTimer:
+    """Python's cyclic garbage collector runs in whichever thread happens to allocate; in a job's worker
+    thread it would destroy Qt objects there (a crash). Automatic collection is switched off and this timer
+    collects, generation by generation as Python would, in the GUI thread."""
+    import gc
+
+    from PySide6.QtCore import QTimer
+
+    def collect() -> None:
+        counts, thresholds = gc.get_count(), gc.get_threshold()
+        generation = -1
+        for gen in range(3):
+            if counts[gen] > thresholds[gen]:
+                generation = gen
+        if generation >= 0:
+            gc.collect(generation)
+
+    gc.disable()
+    timer = QTimer()
+    timer.timeout.connect(collect)
+    timer.start(200)
+    return timer
+
+
 async def run_window(window: MainWindow) -> int:
     """Show the window and run until it is closed; then cancel what runs and release the lock."""
     from PySide6.QtWidgets import QApplication
 
+    collector = collect_garbage_in_the_gui_thread()
     closed = asyncio.Event()
     app = QApplication.instance()
     assert isinstance(app, QApplication)
@@ -194,6 +224,10 @@ async def run_window(window: MainWindow) -> int:
     window.pipeline.warm_up()  # the slow imports load in worker threads while the author looks around
     await closed.wait()
     await window.shutdown()
+    collector.stop()
+    import gc
+
+    gc.enable()
     return 0
 
 

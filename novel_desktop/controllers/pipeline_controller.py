@@ -12,18 +12,19 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import importlib
 import inspect
-import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
+from novel_desktop.controllers import warm_up
+from novel_desktop.controllers.jobs import Job, JobRunner
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.domain.novel_ask import AnswerSpec, AnswerSpecInvalid
+from novel_desktop.domain.novel_ask_answers import validate_answer_spec
 from novel_desktop.i18n import tr, tr_phrase, tr_phrases
 from novel_desktop.pipeline.events import (
     ChapterCommitted,
@@ -39,112 +40,24 @@ from novel_desktop.pipeline.events import (
 from novel_desktop.pipeline.interaction import InteractionManager, InteractionRequest
 from novel_desktop.storage import layout
 
-if TYPE_CHECKING:
-    from PySide6.QtWidgets import QWidget
-
 log = logging.getLogger(__name__)
 
-#: Answers a question: an AnswerSpec, None when the author cancels; may be a coroutine function.
-Asker = Callable[[InteractionRequest], "AnswerSpec | Awaitable[AnswerSpec | None] | None"]
+#: A question from the pipeline as the window sees it: ``.spec`` (a QuestionSpec), ``.context`` (text).
+PipelineQuestion = InteractionRequest
+#: The responder interface: answers a question with an AnswerSpec, None when the author cancels; may be a
+#: coroutine function. The window installs one that opens AskDialog with ``open()``.
+Asker = Callable[[PipelineQuestion], "AnswerSpec | Awaitable[AnswerSpec | None] | None"]
 
 #: Stage value the controller reports when the gate decides (the core emits GateDecided, not a stage).
 GATE_STAGE = "gate"
 
 
-async def _warm_up() -> None:
-    """The slow first-use work, each piece in a worker thread: ``import anthropic`` (over a second), the
-    agents and the lifecycle (SQLAlchemy, templates, pydantic models), and jieba's dictionary, which the
-    refiner's and judge's context use inside the agents' coroutines: loaded there it would freeze the window
-    for a second on the first chapter."""
-    from novel_desktop.analysis import segment
+def resumable_stage_name(stage: str) -> str | None:
+    """What a chapter stopped at checkpoint ``stage`` has done (Chinese, for tr()), when it waits in staging
+    for 续写 to pick it up; None when nothing waits there."""
+    from novel_desktop.pipeline.orchestrator import STAGE_DONE
 
-    await asyncio.to_thread(importlib.import_module, "anthropic")
-    for module in (
-        "novel_desktop.agents.chapter",
-        # The periodic checks after each chapter and the lifecycle steps (their pydantic models take
-        # tens of milliseconds to build, which on the GUI thread would stall the first chapter's stream).
-        "novel_desktop.agents.planning",
-        "novel_desktop.pipeline.checks",
-        "novel_desktop.pipeline.orchestrator",
-    ):
-        await asyncio.to_thread(importlib.import_module, module)
-    await asyncio.to_thread(segment.ensure_ready)
-    await asyncio.to_thread(_exercise_sdk)
-
-
-def _exercise_sdk() -> None:
-    """Stream one canned reply through the SDK, offline, on a private loop in this worker thread.
-
-    The SDK builds its pydantic schemas for stream events on first use (about 50 ms); done here, the first
-    chapter's stream does not pay for it on the GUI's loop.
-    """
-    import anthropic
-    import httpx2
-
-    events = [
-        ("message_start", {"type": "message_start", "message": {
-            "id": "msg_warm_up", "type": "message", "role": "assistant", "model": "warm-up", "content": [],
-            "stop_reason": None, "stop_sequence": None,
-            "usage": {"input_tokens": 1, "output_tokens": 1, "cache_creation_input_tokens": 0,
-                      "cache_read_input_tokens": 0}}}),
-        ("content_block_start", {"type": "content_block_start", "index": 0,
-                                 "content_block": {"type": "text", "text": ""}}),
-        ("ping", {"type": "ping"}),
-        ("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                 "delta": {"type": "text_delta", "text": "好"}}),
-        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
-        ("message_delta", {"type": "message_delta", "usage": {"output_tokens": 1},
-                           "delta": {"stop_reason": "end_turn", "stop_sequence": None}}),
-        ("message_stop", {"type": "message_stop"}),
-    ]  # fmt: skip
-    body = "".join(f"event: {name}\ndata: {json.dumps(data)}\n\n" for name, data in events).encode()
-
-    def reply(_request: Any) -> Any:
-        return httpx2.Response(200, headers={"content-type": "text/event-stream"}, content=body)
-
-    async def exercise() -> None:
-        http = httpx2.AsyncClient(transport=httpx2.MockTransport(reply))
-        async with (
-            anthropic.AsyncAnthropic(
-                api_key="warm-up", base_url="http://warm-up.invalid", http_client=http, max_retries=0
-            ) as sdk,
-            sdk.messages.stream(
-                model="warm-up", max_tokens=1, messages=[{"role": "user", "content": "warm up"}]
-            ) as stream,
-        ):
-            async for _event in stream:
-                pass
-            await stream.get_final_message()
-
-    try:
-        asyncio.run(exercise())
-    except Exception:  # only a warm-up: a failure here must not stop a run
-        log.debug("SDK warm-up failed", exc_info=True)
-
-
-#: One warm-up per process, shared by every controller (the libraries are process-wide).
-_warm_up_task: asyncio.Task[None] | None = None
-_warmed = False
-
-
-def _warm_up_pending() -> asyncio.Task[None] | None:
-    """The warm-up to wait for on this loop: None when done, a new task when none is under way here."""
-    global _warm_up_task
-    if _warmed:
-        return None
-    loop = asyncio.get_event_loop()
-    if _warm_up_task is not None and _warm_up_task.get_loop() is loop and not _warm_up_task.done():
-        return _warm_up_task
-    task = loop.create_task(_warm_up())
-
-    def on_done(done: asyncio.Task[None]) -> None:
-        global _warmed
-        # A failure is not cached: the next run tries again (and reports a real import error itself).
-        _warmed = not done.cancelled() and done.exception() is None
-
-    task.add_done_callback(on_done)
-    _warm_up_task = task
-    return task
+    return STAGE_DONE.get(stage)
 
 
 def _resumable() -> str:
@@ -230,15 +143,16 @@ class PipelineController(QObject):
         parent: QObject | None = None,
         *,
         asker: Asker | None = None,
-        dialog_parent: QWidget | None = None,
+        jobs: JobRunner | None = None,
     ) -> None:
         super().__init__(parent)
         self.project = project
-        #: Who answers gate questions; tests replace it, the window keeps the dialog.
-        self.asker: Asker = asker or self._ask_with_dialog
-        #: The window the question dialogs are modal to.
-        self.dialog_parent = dialog_parent
-        self._task: asyncio.Task[None] | None = None
+        #: The responder: who answers the pipeline's questions (the window installs its dialog; tests a
+        #: function). None: every question is cancelled.
+        self.asker: Asker | None = asker
+        #: Every run is a job of this runner (the window's, so it shows them with the others).
+        self.jobs = jobs or JobRunner(self)
+        self._job: Job | None = None
         self._interaction: InteractionManager | None = None
         self._chapter = 0
         #: Chapters per volume for the next planning (the window asks the author).
@@ -249,7 +163,7 @@ class PipelineController(QObject):
     # ------------------------------------------------------------------ public API
     @property
     def running(self) -> bool:
-        return self._task is not None and not self._task.done()
+        return self._job is not None and self._job.running
 
     @property
     def current_chapter(self) -> int:
@@ -298,28 +212,31 @@ class PipelineController(QObject):
         """Stop at once; the novel stays as it was (the chapter stays in staging, resumable)."""
         if self._interaction is not None:
             self._interaction.cancel_pending()
-        if self._task is not None and not self._task.done():
-            self._task.cancel()
+        if self._job is not None:
+            self._job.cancel()
 
     async def wait(self) -> None:
-        """Wait until the current task (if any) has ended — for shutdown after ``cancel()``."""
-        task = self._task
-        if task is not None and not task.done():
-            await asyncio.wait([task])
+        """Wait until the current run (if any) has ended — for shutdown after ``cancel()``."""
+        if self._job is not None:
+            await self._job.wait()
 
-    # ------------------------------------------------------------------ task plumbing
+    # ------------------------------------------------------------------ job plumbing
     def _start(self, coro: Coroutine[Any, Any, None]) -> None:
-        loop = asyncio.get_event_loop()
-        self._task = loop.create_task(coro)
-        self._task.add_done_callback(self._on_task_done)
+        async def work(_job: Job) -> None:
+            await coro
+
+        job = self.jobs.run(self.run_name, work, title=self.run_name)
+        self._job = job
+        # Cancelled before its first step, _guarded never ran to say so: the job does.
+        job.cancelled.connect(self.cancelled.emit)
+        job.finished.connect(lambda: self._on_job_finished(job, coro))
         self.running_changed.emit(True)
 
-    def _on_task_done(self, task: asyncio.Task[None]) -> None:
-        if task is not self._task:
+    def _on_job_finished(self, job: Job, coro: Coroutine[Any, Any, None]) -> None:
+        coro.close()  # a run cancelled before its first step never started it
+        if job is not self._job:
             return
         self._interaction = None
-        if task.cancelled():  # cancelled before its first step: _guarded never ran to say so
-            self.cancelled.emit()
         self.running_changed.emit(False)
         self.finished.emit()
 
@@ -367,11 +284,11 @@ class PipelineController(QObject):
     def warm_up(self) -> None:
         """Load the heavy libraries in the background (the window calls this once it is shown), so the first
         续写 starts at once. Harmless to call again; a run awaits the same work."""
-        _warm_up_pending()
+        warm_up.pending()
 
     async def wait_ready(self) -> None:
         """Wait for the background warm-up (starting it if needed)."""
-        task = _warm_up_pending()
+        task = warm_up.pending()
         if task is not None:
             await asyncio.shield(task)
 
@@ -387,16 +304,20 @@ class PipelineController(QObject):
 
     @asynccontextmanager
     async def _session(self, settings: Any) -> AsyncIterator[Any]:
-        """A NovelSession over the open project for one run (its client, agents and interaction manager),
-        whose HTTP client was built in a worker thread: building one loads the system's CA certificates into
-        an SSL context, tens of milliseconds the window would otherwise freeze for."""
+        """A NovelSession over the open project for one run (its client, agents and the interaction manager
+        that answers through :meth:`_respond`), whose HTTP client was built in a worker thread: building one
+        loads the system's CA certificates into an SSL context, tens of milliseconds the window would
+        otherwise freeze for."""
         import anthropic
 
         from novel_desktop.session import NovelSession
 
         http = await asyncio.to_thread(anthropic.DefaultAsyncHttpxClient)
         try:
-            async with NovelSession(self.project.store, settings=settings, http_client=http) as session:
+            async with NovelSession(
+                self.project.store, settings=settings, http_client=http, responder=self._respond
+            ) as session:
+                self._interaction = session.interaction
                 yield session
         finally:
             await http.aclose()  # also when the client never started (no API key)
@@ -424,12 +345,6 @@ class PipelineController(QObject):
         done = int(cp.get("last_completed_chapter") or 0)
         return volume if rng is not None and done >= rng[1] and not in_flight else None
 
-    def _questions(self, session: Any) -> tuple[InteractionManager, asyncio.Future[None]]:
-        """The run's InteractionManager (the session's) and the task that shows its questions."""
-        interaction: InteractionManager = session.interaction
-        self._interaction = interaction
-        return interaction, asyncio.ensure_future(self._answer_questions(interaction))
-
     async def _write(self, count: int) -> None:
         from novel_desktop.pipeline.chapter import ChapterPipeline
         from novel_desktop.pipeline.checks import after_chapter
@@ -445,28 +360,25 @@ class PipelineController(QObject):
         settings = await self._prepare()
         store = self.project.store
         async with self._session(settings) as session:
-            interaction, questions = self._questions(session)
-            try:
-                pipeline = ChapterPipeline(store, session.agents.chapter, interaction, emit=self._on_event)
-                for _ in range(count):
-                    outcome = await pipeline.run_chapter()
-                    if outcome.status != "committed":
-                        self.chapter_paused.emit(outcome.chapter, outcome.message)
-                        break
-                    # The periodic checks (§6 Layer 3: brief and drift every 5, audit every 10) may pause.
-                    report = await after_chapter(
-                        store, outcome.chapter, agents=session.agents.planning, interaction=interaction
-                    )
-                    if report.message:
-                        self.checks_reported.emit(outcome.chapter, report.message, report.pause)
-                    if report.pause:
-                        break
-                    finished = await asyncio.to_thread(self._volume_written)
-                    if finished is not None:
-                        self.volume_finished.emit(finished)
-                        break
-            finally:
-                questions.cancel()
+            interaction = session.interaction
+            pipeline = ChapterPipeline(store, session.agents.chapter, interaction, emit=self._on_event)
+            for _ in range(count):
+                outcome = await pipeline.run_chapter()
+                if outcome.status != "committed":
+                    self.chapter_paused.emit(outcome.chapter, outcome.message)
+                    break
+                # The periodic checks (§6 Layer 3: brief and drift every 5, audit every 10) may pause.
+                report = await after_chapter(
+                    store, outcome.chapter, agents=session.agents.planning, interaction=interaction
+                )
+                if report.message:
+                    self.checks_reported.emit(outcome.chapter, report.message, report.pause)
+                if report.pause:
+                    break
+                finished = await asyncio.to_thread(self._volume_written)
+                if finished is not None:
+                    self.volume_finished.emit(finished)
+                    break
 
     # ------------------------------------------------------------------ lifecycle (§8.2)
     async def _lifecycle(self, action: str) -> None:
@@ -476,9 +388,9 @@ class PipelineController(QObject):
 
         settings = await self._prepare()
         store = self.project.store
-        async with self._session(settings) as session:
-            interaction, questions = self._questions(session)
-            try:
+        try:
+            async with self._session(settings) as session:
+                interaction = session.interaction
                 orchestrator = Orchestrator(
                     store,
                     session.agents.planning,
@@ -504,9 +416,8 @@ class PipelineController(QObject):
                         self.step_finished.emit(tr("第 {n} 章没有到期的检查。").format(n=last))
                     else:
                         self.checks_reported.emit(last, report.message, report.pause)
-            finally:
-                questions.cancel()
-                self.project.notify_pipeline_commit()  # planning documents and chapters may have changed
+        finally:
+            self.project.notify_pipeline_commit()  # planning documents and chapters may have changed
         rec = await asyncio.to_thread(recommend, store)
         self.lifecycle_finished.emit(
             action,
@@ -550,46 +461,43 @@ class PipelineController(QObject):
         settings = await self._prepare()
         store = self.project.store
         async with self._session(settings) as session:
-            interaction, questions = self._questions(session)
-            try:
-                if name == "add_character":
-                    result = await on_demand.add_character(
-                        store,
-                        description=params["description"],
-                        agents=session.agents.planning,
-                        interaction=interaction,
-                    )
-                    return _with_cost([result.message, *result.warnings], result.cost_usd)
-                if name == "extend_world":
-                    result = await on_demand.extend_world(
-                        store, session.agents.planning, params["request"], interaction
-                    )
-                    lines, cost = [result.message, *result.warnings], result.cost_usd
-                    if result.rule_ids:
-                        # §6.5.5: the contracts the new or changed rules touch, and the offer to update them.
-                        from novel_desktop.pipeline.rule_change import propagate_rule_change
-
-                        impact = await propagate_rule_change(
-                            store, session.agents.planning, interaction, result.rule_ids
-                        )
-                        lines += [impact.message, *impact.warnings]
-                        cost += impact.cost_usd
-                    return _with_cost(lines, cost)
-                if name == "rejudge":
-                    self._chapter = int(params["chapter"])
-                    judged = await on_demand.rejudge(store, session.agents.judge, self._chapter)
-                    return _with_cost([_rejudged(judged), *judged.warnings], judged.cost_usd)
-                report = await on_demand.batch_reevaluate(
-                    store, session.agents.judge, list(params["chapters"]), on_progress=self.step_finished.emit
+            interaction = session.interaction
+            if name == "add_character":
+                result = await on_demand.add_character(
+                    store,
+                    description=params["description"],
+                    agents=session.agents.planning,
+                    interaction=interaction,
                 )
-                lines = [report.batch.note, *(_rejudged(r) for r in report.chapters.values())]
-                lines += [
-                    tr("第{n}章 重新评审失败，原评审保留：{reason}").format(n=n, reason=reason)
-                    for n, reason in report.failed.items()
-                ]
-                return _with_cost(lines, report.cost_usd)
-            finally:
-                questions.cancel()
+                return _with_cost([result.message, *result.warnings], result.cost_usd)
+            if name == "extend_world":
+                result = await on_demand.extend_world(
+                    store, session.agents.planning, params["request"], interaction
+                )
+                lines, cost = [result.message, *result.warnings], result.cost_usd
+                if result.rule_ids:
+                    # §6.5.5: the contracts the new or changed rules touch, and the offer to update them.
+                    from novel_desktop.pipeline.rule_change import propagate_rule_change
+
+                    impact = await propagate_rule_change(
+                        store, session.agents.planning, interaction, result.rule_ids
+                    )
+                    lines += [impact.message, *impact.warnings]
+                    cost += impact.cost_usd
+                return _with_cost(lines, cost)
+            if name == "rejudge":
+                self._chapter = int(params["chapter"])
+                judged = await on_demand.rejudge(store, session.agents.judge, self._chapter)
+                return _with_cost([_rejudged(judged), *judged.warnings], judged.cost_usd)
+            report = await on_demand.batch_reevaluate(
+                store, session.agents.judge, list(params["chapters"]), on_progress=self.step_finished.emit
+            )
+            lines = [report.batch.note, *(_rejudged(r) for r in report.chapters.values())]
+            lines += [
+                tr("第{n}章 重新评审失败，原评审保留：{reason}").format(n=n, reason=reason)
+                for n, reason in report.failed.items()
+            ]
+            return _with_cost(lines, report.cost_usd)
 
     # ------------------------------------------------------------------ events → signals
     def _on_event(self, event: Any) -> None:
@@ -638,41 +546,25 @@ class PipelineController(QObject):
         return True
 
     # ------------------------------------------------------------------ questions
-    async def _answer_questions(self, interaction: InteractionManager) -> None:
-        """The GUI side of the InteractionManager: each request is shown to the author, one at a time."""
-        while True:
-            request = await interaction.wait_next_request()
-            self.question_asked.emit(request)
-            try:
-                answer = await self._call_asker(request)
-            except Exception:
-                log.exception("the question dialog failed")
-                answer = None
-            pending = interaction.pending
-            if pending is None or pending.request_id != request.request_id:
-                continue  # cancelled meanwhile
-            if answer is None:
-                interaction.cancel_pending()
-            else:
-                try:
-                    interaction.respond(request.request_id, answer)
-                except AnswerSpecInvalid as exc:
-                    self.warning.emit(self._chapter, str(exc))
-                    interaction.cancel_pending()
-            # The pipeline clears the pending request when it resumes; until then it is still "next".
-            while interaction.pending is not None and interaction.pending.request_id == request.request_id:
-                await asyncio.sleep(0)
-
-    async def _call_asker(self, request: InteractionRequest) -> AnswerSpec | None:
-        result = self.asker(request)
-        if inspect.isawaitable(result):
-            return await result
-        return result
-
-    async def _ask_with_dialog(self, request: InteractionRequest) -> AnswerSpec | None:
-        from novel_desktop.ui.ask_dialog import AskDialog
-
-        return await AskDialog.ask_async(self.dialog_parent, request.spec, request.context)
+    async def _respond(self, request: PipelineQuestion) -> AnswerSpec | None:
+        """The InteractionManager's responder: the window's asker answers; an invalid answer cancels."""
+        self.question_asked.emit(request)
+        if self.asker is None:
+            log.warning("a question arrived and nobody answers questions: cancelled")
+            return None
+        try:
+            result = self.asker(request)
+            answer = await result if inspect.isawaitable(result) else result
+        except Exception:
+            log.exception("the question dialog failed")
+            return None
+        if answer is None:
+            return None
+        problems = validate_answer_spec(request.spec, answer.to_json_dict())
+        if problems:
+            self.warning.emit(self._chapter, str(AnswerSpecInvalid(problems)))
+            return None
+        return answer
 
     # ------------------------------------------------------------------ rebuild
     async def _run_rebuild(self, chapter: int) -> None:

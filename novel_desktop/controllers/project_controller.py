@@ -15,7 +15,11 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Signal
 
 from novel_desktop.storage import layout, lock
+from novel_desktop.storage.lock import ProjectLocked
 from novel_desktop.storage.store import ChapterInfo, NovelStore, RevisionInfo, StatusReport, clear_stale_lock
+
+#: What the window catches when a novel is held by another process (its ``holder`` and ``stale``).
+__all__ = ["ChapterInfo", "ProjectController", "ProjectLocked", "RevisionInfo", "StatusReport"]
 
 if TYPE_CHECKING:
     from novel_desktop.analysis.ai_phrases import PhraseEntry
@@ -156,6 +160,10 @@ class ProjectController(QObject):
             out.append((n, str(info.get("title") or "")))
         return out
 
+    def outline_paths(self) -> list[str]:
+        """The stored path of every volume's outline (whether written yet or not)."""
+        return [f"{layout.volume_dir(volume)}/outline.md" for volume, _title in self.volumes()]
+
     def staged_text(self, number: int) -> str | None:
         """The uncommitted text of an in-flight chapter, if any."""
         return self.store.staging(layout.chapter_path(number))
@@ -204,6 +212,20 @@ class ProjectController(QObject):
 
         params = plan_params(self.store, volume)
         set_plan_params(self.store, volume, PlanParams(chapters, params.direction, params.round))
+
+    @staticmethod
+    def export_format(path: str | Path) -> str:
+        """The export format a file name asks for (txt when the suffix names none)."""
+        from novel_desktop.storage.book_export import format_for
+
+        return format_for(path) or "txt"
+
+    @staticmethod
+    def demo_copy() -> Path:
+        """A fresh copy of the bundled demo novel (the one ``--demo`` opens)."""
+        from novel_desktop.demo import demo_copy
+
+        return demo_copy()
 
     def export_book(self, out_path: str | Path, fmt: str) -> ExportResult:
         """Export the whole novel as ``fmt`` (txt, md, epub, docx). Raises ExportError."""

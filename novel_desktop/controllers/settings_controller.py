@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from novel_desktop.config import AppSettings, load_app_settings, save_app_settings
 from novel_desktop.i18n import tr
 from novel_desktop.llm.errors import (
     LLMAuthError,
@@ -32,11 +33,43 @@ from novel_desktop.llm.errors import (
     LLMServerError,
     LLMTimeout,
 )
-from novel_desktop.llm.providers import get_preset
+from novel_desktop.llm.providers import PRESETS, ModelPrice, get_preset
 from novel_desktop.llm.roles import AgentRole
-from novel_desktop.llm.secrets import get_api_key
-from novel_desktop.llm.settings import LLMSettings
+from novel_desktop.llm.secrets import (
+    ENV_API_KEY,
+    ENV_BASE_URL,
+    delete_api_key,
+    get_api_key,
+    key_source,
+    set_api_key,
+)
+from novel_desktop.llm.settings import LLMSettings, default_models, load_settings, save_settings
 from novel_desktop.session import probe_connection
+
+#: What the settings dialog and the window use of the settings layer, through this controller.
+__all__ = [
+    "ENV_API_KEY",
+    "ENV_BASE_URL",
+    "PRESETS",
+    "AgentRole",
+    "AppSettings",
+    "ConnectionResult",
+    "LLMError",
+    "LLMSettings",
+    "ModelPrice",
+    "base_url_problem",
+    "check_connection",
+    "default_models",
+    "get_preset",
+    "key_source",
+    "load_app_settings",
+    "load_settings",
+    "parse_price_rows",
+    "save_app_settings",
+    "save_keys",
+    "save_settings_and_language",
+    "stored_key",
+]
 
 log = logging.getLogger(__name__)
 
@@ -383,3 +416,68 @@ async def _diagnose_network(url: str, model: str) -> ConnectionResult:
         ),
         model,
     )
+
+
+# ---------------------------------------------------------------------------------------------- saving
+def stored_key(provider: str) -> str:
+    """The key the OS keyring holds for ``provider`` ("" when none, or when it comes from the environment)."""
+    return (get_api_key(provider) if key_source(provider) == "keyring" else None) or ""
+
+
+def save_keys(keys: dict[str, str], stored: dict[str, str]) -> None:
+    """Write each provider's key that differs from ``stored`` to the OS keyring (an empty one deletes it),
+    updating ``stored`` as it goes. Raises LLMError when the keyring refuses (nothing further is written)."""
+    for provider, key in keys.items():
+        if key == stored.get(provider, ""):
+            continue
+        if key:
+            set_api_key(provider, key)
+        else:
+            delete_api_key(provider)
+        stored[provider] = key
+
+
+def save_settings_and_language(settings: LLMSettings, language: str) -> None:
+    """Save ``llm.json`` and the UI language in ``app.json``. Raises OSError."""
+    save_settings(settings)
+    app = load_app_settings()
+    app.language = "en" if language == "en" else "zh"
+    save_app_settings(app)
+
+
+def parse_price_rows(
+    rows: list[list[str]], fields: tuple[tuple[str, str], ...]
+) -> tuple[dict[str, ModelPrice], str | None, int]:
+    """The price table (each row: the model, then one text per ModelPrice ``field``, labelled ``label``)
+    parsed, or the first problem in it (in the UI language) and its row."""
+    prices: dict[str, ModelPrice] = {}
+    for row, (model, *values) in enumerate(rows):
+        if not model:
+            if not any(values):
+                continue  # an added row left empty is ignored, not an error
+            return {}, tr("价格表第 {row} 行缺少模型名称。").format(row=row + 1), row
+        if model in prices:
+            return {}, tr("价格表中模型“{model}”出现了两次。").format(model=model), row
+        numbers: dict[str, float] = {}
+        for (field, label), text in zip(fields, values, strict=True):
+            try:
+                number = float(text) if text else 0.0
+            except ValueError:
+                return (
+                    {},
+                    tr("价格表中“{model}”的{column}价格“{value}”不是数字。").format(
+                        model=model, column=tr(label), value=text
+                    ),
+                    row,
+                )
+            if number < 0 or number != number:
+                return (
+                    {},
+                    tr("价格表中“{model}”的{column}价格不能为负数（现为 {value}）。").format(
+                        model=model, column=tr(label), value=text
+                    ),
+                    row,
+                )
+            numbers[field] = number
+        prices[model] = ModelPrice(**numbers)
+    return prices, None, -1

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -34,6 +35,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from novel_desktop.controllers.pipeline_controller import PipelineQuestion
 from novel_desktop.domain.novel_ask import (
     AnswerSpec,
     AnswerSpecInvalid,
@@ -361,20 +363,12 @@ class AskDialog(QDialog):
 
     # ------------------------------------------------------------------ entry points
     @classmethod
-    def ask(cls, parent: QWidget | None, spec: QuestionSpec, context: str = "") -> AnswerSpec | None:
-        """Show the questions modally; the validated AnswerSpec, or None when cancelled."""
-        dialog = cls(spec, context, parent)
-        try:
-            return dialog.answer() if dialog.exec() == QDialog.DialogCode.Accepted else None
-        finally:
-            dialog.deleteLater()
-
-    @classmethod
     async def ask_async(
         cls, parent: QWidget | None, spec: QuestionSpec, context: str = ""
     ) -> AnswerSpec | None:
-        """As :meth:`ask`, from a coroutine: ``open()`` plus a future, so no nested event loop runs inside a
-        task. Cancelling the awaiting task closes the dialog."""
+        """Show the questions window-modally and wait for the answer: the validated AnswerSpec, or None when
+        cancelled. ``open()`` plus a future, so no nested event loop runs inside a task. Cancelling the
+        awaiting task closes the dialog."""
         dialog = cls(spec, context, parent)
         if parent is None:
             dialog.setWindowModality(Qt.WindowModality.ApplicationModal)
@@ -394,3 +388,13 @@ class AskDialog(QDialog):
         finally:
             dialog.deleteLater()
         return dialog.answer()
+
+
+def dialog_asker(parent: QWidget | None) -> Callable[[PipelineQuestion], Awaitable[AnswerSpec | None]]:
+    """The pipeline controller's responder for the window: each question as an AskDialog over ``parent``,
+    opened with ``open()`` and answered through its ``finished`` signal."""
+
+    async def ask(question: PipelineQuestion) -> AnswerSpec | None:
+        return await AskDialog.ask_async(parent, question.spec, question.context)
+
+    return ask

@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
-    QMessageBox,
     QPushButton,
     QTreeWidget,
     QTreeWidgetItem,
@@ -28,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.i18n import tr
+from novel_desktop.ui import alerts
 
 CONTEXT_CHARS = 18
 MAX_HITS = 5000
@@ -221,15 +221,14 @@ class FindReplaceDialog(QDialog):
 
     def _on_replace_all_clicked(self) -> None:
         chapters = len({h.chapter for h in self.hits})
-        answer = QMessageBox.question(
+        alerts.confirm(
             self,
             tr("全部替换"),
             tr(
                 "将在 {chapters} 章中替换 {count} 处“{query}”。每章存为一个手动修改版本，可在历史版本里恢复。"
             ).format(chapters=chapters, count=len(self.hits), query=self.find_edit.text()),
+            lambda yes: yes and self.replace_all(),
         )
-        if answer == QMessageBox.StandardButton.Yes:
-            self.replace_all()
 
     def _on_results_item_activated(self, item: QTreeWidgetItem, _column: int) -> None:
         hit: Hit = item.data(0, Qt.ItemDataRole.UserRole)

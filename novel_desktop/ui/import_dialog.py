@@ -5,7 +5,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -22,9 +24,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from novel_desktop.analysis.manuscript import Manuscript, SplitResult
 from novel_desktop.domain.text import count_chars
 from novel_desktop.i18n import tr
+
+if TYPE_CHECKING:
+    from novel_desktop.domain.manuscript import Manuscript, SplitResult
 
 _PREVIEW_CHARS = 60
 
@@ -157,12 +161,18 @@ class ImportPreviewDialog(QDialog):
         self.import_button.setEnabled(bool(self.split.chapters) and bool(text.strip()))
 
     @classmethod
-    def confirm(
-        cls, parent: QWidget | None, source: Path, manuscript: Manuscript, split: SplitResult
-    ) -> str | None:
-        """Show the preview modally; the title to import under, or None when the author cancels."""
+    def preview(
+        cls,
+        parent: QWidget | None,
+        source: Path,
+        manuscript: Manuscript,
+        split: SplitResult,
+        on_import: Callable[[str], None],
+    ) -> ImportPreviewDialog:
+        """Open the preview window-modally (``open()``, no nested loop); ``on_import(title)`` when the author
+        presses 导入…, nothing when they cancel. The dialog deletes itself when closed."""
         dialog = cls(source, manuscript, split, parent)
-        try:
-            return dialog.title() if dialog.exec() == QDialog.DialogCode.Accepted else None
-        finally:
-            dialog.deleteLater()
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.accepted.connect(lambda: on_import(dialog.title()))
+        dialog.open()
+        return dialog

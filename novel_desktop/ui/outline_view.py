@@ -8,6 +8,7 @@ whose objectives carry the judge's verdict. Everything is read and written throu
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -16,7 +17,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QMessageBox,
     QPlainTextEdit,
     QPushButton,
     QSplitter,
@@ -31,6 +31,7 @@ from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.controllers.reader import NovelReader
 from novel_desktop.domain.outline import outline_sections, section_title
 from novel_desktop.i18n import tr
+from novel_desktop.ui import alerts
 from novel_desktop.ui.contract_form import VERDICT_FAIL, VERDICT_NONE, ContractForm
 
 # ---------------------------------------------------------------------------------------------- the view
@@ -187,8 +188,13 @@ class OutlineView(QWidget):
 
     # ------------------------------------------------------------------ public
     def show_volume(self, volume: int) -> None:
-        if volume != self.volume and not (self._confirm_discard() and self._confirm_discard_outline()):
+        """Show ``volume``; unsaved contract or outline edits of the current one are settled first."""
+        if volume == self.volume:
+            self.refresh()
             return
+        self._settle_contract(lambda: self._settle_outline(lambda: self._open_volume(volume)))
+
+    def _open_volume(self, volume: int) -> None:
         self.volume = volume
         self.refresh()
 
@@ -300,48 +306,61 @@ class OutlineView(QWidget):
             self.contract_stack.setCurrentWidget(self.no_chapter_page)
             return
         chapter = int(current.data(self.COL_NUMBER, Qt.ItemDataRole.UserRole))
-        if self.contract_form.dirty and chapter != self.contract_form.chapter and not self._confirm_discard():
+        if self.contract_form.dirty and chapter != self.contract_form.chapter:
+            # Stay on the edited chapter until the author has decided what happens to the edits.
             self.chapter_list.blockSignals(True)
             if previous is not None:
                 self.chapter_list.setCurrentItem(previous)
             self.chapter_list.blockSignals(False)
+            self._settle_contract(lambda: self.select_chapter(chapter))
             return
         self._show_contract(chapter)
 
     def _on_chapter_list_double_clicked(self, item: QTreeWidgetItem, _column: int) -> None:
         self.chapter_requested.emit(int(item.data(self.COL_NUMBER, Qt.ItemDataRole.UserRole)))
 
-    def _confirm_discard(self) -> bool:
-        """Ask before unsaved contract edits are thrown away; True when it is fine to go on."""
+    def _settle_contract(self, then: Callable[[], None]) -> None:
+        """Run ``then`` once unsaved contract edits are saved or thrown away; 取消 keeps them and stays."""
         if not self.contract_form.dirty:
-            return True
-        answer = QMessageBox.question(
+            then()
+            return
+        chapter = self.contract_form.chapter
+
+        def answered(choice: alerts.SaveChoice) -> None:
+            if choice == "cancel" or (choice == "save" and not self.contract_form.save()):
+                return
+            if choice == "discard" and chapter is not None:
+                self._show_contract(chapter)  # reloads the stored contract: the form is clean again
+            then()
+
+        alerts.save_changes(
             self,
             tr("未保存的契约"),
-            tr("第 {n} 章的契约有未保存的修改。要保存吗？").format(n=self.contract_form.chapter),
-            QMessageBox.StandardButton.Save
-            | QMessageBox.StandardButton.Discard
-            | QMessageBox.StandardButton.Cancel,
+            tr("第 {n} 章的契约有未保存的修改。要保存吗？").format(n=chapter),
+            answered,
         )
-        if answer == QMessageBox.StandardButton.Save:
-            return self.contract_form.save()
-        return answer == QMessageBox.StandardButton.Discard
 
-    def _confirm_discard_outline(self) -> bool:
+    def _settle_outline(self, then: Callable[[], None]) -> None:
+        """Run ``then`` once unsaved outline edits are saved or thrown away; 取消 keeps them and stays."""
         if not self._outline_dirty:
-            return True
-        answer = QMessageBox.question(
+            then()
+            return
+
+        def answered(choice: alerts.SaveChoice) -> None:
+            if choice == "cancel":
+                return
+            if choice == "save":
+                self.save_outline()
+            else:
+                self._set_outline_dirty(False)
+            then()
+
+        alerts.save_changes(
             self,
             tr("未保存的大纲"),
             tr("第 {n} 卷的大纲有未保存的修改。要保存吗？").format(n=self.volume),
-            QMessageBox.StandardButton.Save
-            | QMessageBox.StandardButton.Discard
-            | QMessageBox.StandardButton.Cancel,
+            answered,
         )
-        if answer == QMessageBox.StandardButton.Save:
-            self.save_outline()
-            return True
-        return answer == QMessageBox.StandardButton.Discard
 
     # ------------------------------------------------------------------ contract
     def _show_contract(self, chapter: int | None) -> None:

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from novel_desktop.controllers.pipeline_controller import GATE_STAGE, PipelineController
+from novel_desktop.controllers.pipeline_controller import GATE_STAGE, PipelineController, resumable_stage_name
 from novel_desktop.i18n import tr
 
 #: The five steps the author sees, and the pipeline stages each one covers.
@@ -237,15 +237,14 @@ class PipelineDock(QWidget):
 
     def _on_project_opened(self, _path: str) -> None:
         # A cold start (§8.1): a chapter a crash or 停止 interrupted waits in staging; say where it stopped.
-        from novel_desktop.pipeline.orchestrator import STAGE_DONE
-
         cp = self.pipeline.project.checkpoint()
         chapter, stage = cp.get("inflight_chapter"), str(cp.get("pipeline_stage") or "")
-        if chapter is not None and stage in STAGE_DONE:
+        done = resumable_stage_name(stage)
+        if chapter is not None and done is not None:
             self.chapter_label.setText(tr("第 {n} 章未完成").format(n=chapter))
             self.log(
                 tr("第 {chapter} 章上次停在“{stage}”，续写会从那里接着做").format(
-                    chapter=chapter, stage=tr(STAGE_DONE[stage])
+                    chapter=chapter, stage=tr(done)
                 ),
                 "warning",
             )

@@ -2,15 +2,16 @@
 
 One dialog sets up a provider from scratch (the first-run path): pick a preset, paste the key, press
 测试连接 and read exactly what is wrong. OK validates everything first and then saves ``llm.json``
-(``save_settings``), ``app.json`` (``save_app_settings``) and the key (the OS keyring only, via
-``llm.secrets``); Cancel changes nothing. The key is never written to a settings file or logged.
+and ``app.json`` and the key (the OS keyring only), all through the settings controller; Cancel changes
+nothing. 测试连接 is a job of the window's :class:`JobRunner` (the dialog's own without a window). The key
+is never written to a settings file or logged.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import Qt
@@ -34,21 +35,29 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from novel_desktop.config import load_app_settings, save_app_settings
-from novel_desktop.controllers.settings_controller import ConnectionResult, base_url_problem, check_connection
-from novel_desktop.i18n import tr
-from novel_desktop.llm.errors import LLMError
-from novel_desktop.llm.providers import PRESETS, ModelPrice, get_preset
-from novel_desktop.llm.roles import AgentRole
-from novel_desktop.llm.secrets import (
+from novel_desktop.controllers.jobs import Job, JobRunner
+from novel_desktop.controllers.settings_controller import (
     ENV_API_KEY,
     ENV_BASE_URL,
-    delete_api_key,
-    get_api_key,
+    PRESETS,
+    AgentRole,
+    ConnectionResult,
+    LLMError,
+    LLMSettings,
+    ModelPrice,
+    base_url_problem,
+    check_connection,
+    default_models,
+    get_preset,
     key_source,
-    set_api_key,
+    load_app_settings,
+    load_settings,
+    parse_price_rows,
+    save_keys,
+    save_settings_and_language,
+    stored_key,
 )
-from novel_desktop.llm.settings import LLMSettings, default_models, load_settings, save_settings
+from novel_desktop.i18n import tr
 
 log = logging.getLogger(__name__)
 
@@ -80,26 +89,19 @@ PRICE_FIELDS: tuple[tuple[str, str], ...] = (
 #: The model the connection test calls: the one that writes every chapter.
 TEST_ROLE = AgentRole.chapter_writer
 
-_OK_STYLE = (
-    "QLabel { color: #14532d; background: #e9f7ec; border: 1px solid #8fd19e;"
-    " border-radius: 4px; padding: 6px 8px; }"
-)
-_BAD_STYLE = (
-    "QLabel { color: #7f1d1d; background: #fdecec; border: 1px solid #f5b5b5;"
-    " border-radius: 4px; padding: 6px 8px; }"
-)
-_BUSY_STYLE = (
-    "QLabel { color: #1e3a8a; background: #eef4ff; border: 1px solid #b6cdf7;"
-    " border-radius: 4px; padding: 6px 8px; }"
-)
+_BOX = "QLabel {{ color: {}; background: {}; border: 1px solid {}; border-radius: 4px; padding: 6px 8px; }}"
+_OK_STYLE = _BOX.format("#14532d", "#e9f7ec", "#8fd19e")
+_BAD_STYLE = _BOX.format("#7f1d1d", "#fdecec", "#f5b5b5")
+_BUSY_STYLE = _BOX.format("#1e3a8a", "#eef4ff", "#b6cdf7")
 _NOTE_STYLE = "color: palette(dark);"
 
 
 class SettingsDialog(QDialog):
     """Tabs 模型服务 / 模型 / 价格 / 界面; see the module docstring."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, *, jobs: JobRunner | None = None) -> None:
         super().__init__(parent)
+        self.jobs = jobs or JobRunner(self)
         self.setWindowTitle(tr("设置"))
         self.setMinimumSize(760, 560)
         loaded = load_settings()
@@ -110,8 +112,8 @@ class SettingsDialog(QDialog):
         #: The keyring's key of each provider shown so far, to save only what changed.
         self._stored_keys: dict[str, str] = {}
         self._provider = self._settings.provider if self._settings.provider in PRESETS else "custom"
-        #: The running 测试连接, kept so it can be awaited by tests and cancelled on close.
-        self.connection_task: asyncio.Task[ConnectionResult] | None = None
+        #: The running (or last) 测试连接, kept so it can be awaited by tests and cancelled on close.
+        self.connection_job: Job | None = None
         self.last_result: ConnectionResult | None = None
 
         outer = QVBoxLayout(self)
@@ -145,10 +147,21 @@ class SettingsDialog(QDialog):
         self._load_provider(self._provider, initial=True)
 
     @classmethod
-    def edit(cls, parent: QWidget | None) -> bool:
-        """Show the dialog; True when the author pressed OK and everything was saved."""
-        dialog = cls(parent)
-        return dialog.exec() == QDialog.DialogCode.Accepted
+    def edit(
+        cls,
+        parent: QWidget | None,
+        on_done: Callable[[bool], None] | None = None,
+        *,
+        jobs: JobRunner | None = None,
+    ) -> SettingsDialog:
+        """Open the dialog window-modally (``open()``, no nested loop); ``on_done(True)`` when the author
+        pressed OK and everything was saved, ``on_done(False)`` on Cancel. It deletes itself when closed."""
+        dialog = cls(parent, jobs=jobs)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        if on_done is not None:
+            dialog.finished.connect(lambda code: on_done(code == QDialog.DialogCode.Accepted))
+        dialog.open()
+        return dialog
 
     # ------------------------------------------------------------------ building
     def _build_service_tab(self) -> QWidget:
@@ -349,39 +362,9 @@ class SettingsDialog(QDialog):
 
     def _price_rows(self) -> tuple[dict[str, ModelPrice], str | None, int]:
         """The price table parsed, or the first problem in it (Chinese) and its row."""
-        prices: dict[str, ModelPrice] = {}
-        for row in range(self.prices_table.rowCount()):
-            model = self._cell(row, 0)
-            values = [self._cell(row, column) for column in range(1, 1 + len(PRICE_FIELDS))]
-            if not model:
-                if not any(values):
-                    continue  # an added row left empty is ignored, not an error
-                return {}, tr("价格表第 {row} 行缺少模型名称。").format(row=row + 1), row
-            if model in prices:
-                return {}, tr("价格表中模型“{model}”出现了两次。").format(model=model), row
-            numbers: dict[str, float] = {}
-            for (field, label), text in zip(PRICE_FIELDS, values, strict=True):
-                try:
-                    number = float(text) if text else 0.0
-                except ValueError:
-                    return (
-                        {},
-                        tr("价格表中“{model}”的{column}价格“{value}”不是数字。").format(
-                            model=model, column=tr(label), value=text
-                        ),
-                        row,
-                    )
-                if number < 0 or number != number:
-                    return (
-                        {},
-                        tr("价格表中“{model}”的{column}价格不能为负数（现为 {value}）。").format(
-                            model=model, column=tr(label), value=text
-                        ),
-                        row,
-                    )
-                numbers[field] = number
-            prices[model] = ModelPrice(**numbers)
-        return prices, None, -1
+        columns = range(1 + len(PRICE_FIELDS))
+        rows = [[self._cell(row, c) for c in columns] for row in range(self.prices_table.rowCount())]
+        return parse_price_rows(rows, PRICE_FIELDS)
 
     def _collect(self) -> LLMSettings | None:
         """The settings the form describes, or None after showing what is wrong."""
@@ -429,8 +412,7 @@ class SettingsDialog(QDialog):
     def _stored_key(self, provider: str) -> str:
         if provider not in self._stored_keys:
             # Only the keyring's key is shown: a key from the environment is not the dialog's to edit.
-            stored = get_api_key(provider) if key_source(provider) == "keyring" else None
-            self._stored_keys[provider] = stored or ""
+            self._stored_keys[provider] = stored_key(provider)
         return self._stored_keys[provider]
 
     def _load_provider(self, provider: str, *, initial: bool = False) -> None:
@@ -526,9 +508,11 @@ class SettingsDialog(QDialog):
 
     # ------------------------------------------------------------------ 测试连接
     def _on_test_button_clicked(self) -> None:
-        if self.connection_task is not None and not self.connection_task.done():
+        if self.connection_job is not None and self.connection_job.running:
             return
-        self.connection_task = asyncio.ensure_future(self.run_connection_test())
+        self.connection_job = self.jobs.run(
+            "connection_test", lambda _job: self.run_connection_test(), title=tr("测试连接")
+        )
 
     async def run_connection_test(self) -> ConnectionResult:
         """Test the provider, address, key and model the form shows; the result is shown and returned."""
@@ -563,8 +547,8 @@ class SettingsDialog(QDialog):
         self.result_label.hide()
 
     def _cancel_test(self) -> None:
-        if self.connection_task is not None and not self.connection_task.done():
-            self.connection_task.cancel()
+        if self.connection_job is not None:
+            self.connection_job.cancel()
 
     # ------------------------------------------------------------------ OK / Cancel
     def _on_buttons_accepted(self) -> None:
@@ -580,14 +564,9 @@ class SettingsDialog(QDialog):
         self._keys[self.provider] = self.key_edit.text().strip()
         # The key first: if the keyring refuses it, nothing else is saved and the author can react.
         try:
-            for provider, key in self._keys.items():
-                if key == self._stored_key(provider):
-                    continue
-                if key:
-                    set_api_key(provider, key)
-                else:
-                    delete_api_key(provider)
-                self._stored_keys[provider] = key
+            for provider in self._keys:
+                self._stored_key(provider)
+            save_keys(self._keys, self._stored_keys)
         except LLMError as error:
             self._show_error(
                 error.message + tr("（也可清空 API Key 后按“确定”，先保存其他设置。）"),
@@ -596,10 +575,7 @@ class SettingsDialog(QDialog):
             )
             return False
         try:
-            save_settings(settings)
-            app = load_app_settings()
-            app.language = "en" if self.language_combo.currentData() == "en" else "zh"
-            save_app_settings(app)
+            save_settings_and_language(settings, str(self.language_combo.currentData()))
         except OSError as exc:
             self._show_error(
                 tr("无法写入设置文件（{error}）：请检查设置文件夹的权限与磁盘空间。").format(

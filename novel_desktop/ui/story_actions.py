@@ -15,11 +15,12 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QFileDialog, QInputDialog, QLineEdit, QMenu, QMessageBox, QWidget
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QLineEdit, QMenu, QWidget
 
 from novel_desktop.controllers.pipeline_controller import PipelineController
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.i18n import tr
+from novel_desktop.ui import alerts
 
 #: A storyline id as the seed writes them (``main_arc``, ``sect_war``).
 _SLUG = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
@@ -108,7 +109,7 @@ class StoryActions(QObject):
         if not self.project.is_open:
             return False
         if self.pipeline.running:
-            QMessageBox.information(self.window, tr("正在运行"), tr("当前任务结束后再做这一步。"))
+            alerts.info(self.window, tr("正在运行"), tr("当前任务结束后再做这一步。"))
             return False
         return True
 
@@ -144,7 +145,7 @@ class StoryActions(QObject):
             return
         characters = self.active_characters()
         if not characters:
-            QMessageBox.information(self.window, tr("角色退场"), tr("这部小说还没有活跃的角色。"))
+            alerts.info(self.window, tr("角色退场"), tr("这部小说还没有活跃的角色。"))
             return
         label, ok = QInputDialog.getItem(
             self.window, tr("角色退场"), tr("让谁退场？"), list(characters), 0, False
@@ -179,7 +180,7 @@ class StoryActions(QObject):
         if not ok or not storyline_id:
             return
         if not _SLUG.match(storyline_id):
-            QMessageBox.warning(
+            alerts.warning(
                 self.window,
                 tr("添加故事线"),
                 tr("标识“{id}”不能用：只能用小写英文字母开头，后面是字母、数字、下划线或连字符。").format(
@@ -207,7 +208,7 @@ class StoryActions(QObject):
         chapter = self._current_chapter()
         committed = {c.number for c in self.project.chapters()}
         if chapter is None or chapter not in committed:
-            QMessageBox.information(self.window, tr("重新评审"), tr("先打开一个已写好的章节。"))
+            alerts.info(self.window, tr("重新评审"), tr("先打开一个已写好的章节。"))
             return
         self.pipeline.run_action("rejudge", chapter=chapter)
 
@@ -216,7 +217,7 @@ class StoryActions(QObject):
             return
         chapters = [c.number for c in self.project.chapters()]
         if not chapters:
-            QMessageBox.information(self.window, tr("批量重新评审"), tr("还没有写好的章节。"))
+            alerts.info(self.window, tr("批量重新评审"), tr("还没有写好的章节。"))
             return
         last = max(chapters)
         text, ok = QInputDialog.getText(
@@ -231,7 +232,7 @@ class StoryActions(QObject):
         picked = parse_chapter_range(text, last)
         picked = [n for n in picked or [] if n in set(chapters)]
         if not picked:
-            QMessageBox.warning(
+            alerts.warning(
                 self.window,
                 tr("批量重新评审"),
                 tr("“{text}”里没有已写好的章节，请写成 1-{last} 这样的范围。").format(text=text, last=last),

@@ -1,20 +1,17 @@
 """The style page: drop 1-3 sample chapters, see the measured style profile, edit it, save it.
 
-The analysis is deterministic (``profile_from_samples``: sentence lengths, dialogue, rhetoric, the AI phrases
-the samples never use) and needs no LLM. It segments the text with jieba, which takes a second on first use,
-so it runs in a worker thread when the qasync loop is running. :func:`classify_drop` tells the main window
-whether dropped files are style samples or a whole manuscript to import.
+The measuring itself lives in :mod:`novel_desktop.controllers.style_controller`; with a :class:`JobRunner`
+(the window's) it runs as a job in a worker thread, without one (a page on its own) inline. The dialog opens
+with ``open()``: it is never run by a nested event loop.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import ValidationError
 from PySide6.QtCore import Qt, Signal
@@ -36,26 +33,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from novel_desktop.analysis.manuscript import ManuscriptError, read_manuscript
-from novel_desktop.analysis.style_metrics import profile_from_samples
+from novel_desktop.controllers.jobs import JobRunner
 from novel_desktop.controllers.project_controller import ProjectController
+from novel_desktop.controllers.style_controller import (
+    MANUSCRIPT_SUFFIXES,
+    STYLE_PROFILE_PATH,
+    SampleAnalysis,
+    analyze_samples,
+    classify_drop,
+)
 from novel_desktop.domain.style import StyleProfile
-from novel_desktop.domain.text import count_chars
 from novel_desktop.i18n import tr
 
 log = logging.getLogger(__name__)
-
-STYLE_PROFILE_PATH = "style-profile.json"
-SAMPLE_SUFFIXES = (".txt", ".md", ".markdown", ".docx")
-MANUSCRIPT_SUFFIXES = (*SAMPLE_SUFFIXES, ".epub")
-MAX_SAMPLE_FILES = 3
-#: About three long chapters; more than this is a book, not a style sample.
-MAX_SAMPLE_CHARS = 30_000
-# No character takes more than 4 bytes in any supported encoding, so a text file this big holds more than
-# MAX_SAMPLE_CHARS characters and need not be read to be classified.
-_SURELY_BIG_BYTES = MAX_SAMPLE_CHARS * 4
-
-DropKind = Literal["samples", "manuscript"]
 
 #: The measured ratios kept under ``metrics`` (read-only here; drift checks compare against them).
 METRIC_LABELS: tuple[tuple[str, str, str], ...] = (
@@ -70,55 +60,6 @@ METRIC_LABELS: tuple[tuple[str, str, str], ...] = (
 )
 
 SOURCE_TYPES = (("original", "我的样本（原创）"), ("reference", "仿写参考作者"), ("template", "风格模板"))
-
-
-def _chars_in(path: Path) -> int | None:
-    """The 字数 of a file, or None when it cannot be read."""
-    if path.suffix.lower() not in (".docx", ".epub") and path.stat().st_size > _SURELY_BIG_BYTES:
-        return MAX_SAMPLE_CHARS + 1
-    try:
-        return count_chars(read_manuscript(path).text)
-    except ManuscriptError:
-        return None
-
-
-def classify_drop(paths: Sequence[str | Path]) -> DropKind | None:
-    """What dropped files are: ≤3 readable files under ~30,000 字 are style samples; one bigger file (or an
-    .epub) is a manuscript to offer for import; anything else (no usable file, too many, several big ones)
-    is None."""
-    files = [Path(p) for p in paths]
-    files = [f for f in files if f.is_file() and f.suffix.lower() in MANUSCRIPT_SUFFIXES]
-    if not files:
-        return None
-    if any(f.suffix.lower() == ".epub" for f in files):
-        return "manuscript" if len(files) == 1 else None
-    if len(files) > MAX_SAMPLE_FILES:
-        return None
-    counts = [_chars_in(f) for f in files]
-    if any(c is None for c in counts):
-        return None
-    total = sum(c or 0 for c in counts)
-    if total <= MAX_SAMPLE_CHARS:
-        return "samples"
-    return "manuscript" if len(files) == 1 else None
-
-
-@dataclass(frozen=True)
-class SampleAnalysis:
-    """A profile measured from sample files, with what it was measured on."""
-
-    profile: StyleProfile
-    files: list[str]
-    chars: int
-
-
-def analyze_samples(paths: Sequence[str | Path]) -> SampleAnalysis:
-    """Read the samples and measure them (blocking: run it in a worker thread). Raises ManuscriptError."""
-    texts = [read_manuscript(p).text for p in paths]
-    if not any(t.strip() for t in texts):
-        raise ManuscriptError(tr("样本文件里没有正文"))
-    profile = profile_from_samples(texts)
-    return SampleAnalysis(profile, [Path(p).name for p in paths], sum(count_chars(t) for t in texts))
 
 
 def local_paths(event: QDropEvent | QDragEnterEvent | QDragMoveEvent) -> list[str]:
@@ -207,12 +148,16 @@ class StylePage(QWidget):
     #: A whole manuscript was dropped: the main window offers to import it.
     manuscript_dropped = Signal(str)
 
-    def __init__(self, project: ProjectController, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, project: ProjectController, parent: QWidget | None = None, *, jobs: JobRunner | None = None
+    ) -> None:
         super().__init__(parent)
         self.project = project
+        #: Runs the analysis in a worker thread; None: inline (a page without a window).
+        self.jobs = jobs
         self.setAcceptDrops(True)
         self._extra: dict[str, Any] = {}
-        self._task: asyncio.Task[None] | None = None
+        self._analyzing = False
 
         outer = QVBoxLayout(self)
         outer.setContentsMargins(16, 12, 16, 12)
@@ -410,39 +355,29 @@ class StylePage(QWidget):
         self.analyze(paths)
 
     def analyze(self, paths: Sequence[str]) -> None:
-        """Measure the samples and show the profile (in a worker thread when the loop is running)."""
-        if self._task is not None and not self._task.done():
+        """Measure the samples and show the profile (as a job of the runner when there is one)."""
+        if self._analyzing:
             return
         names = "、".join(Path(p).name for p in paths)
         self._set_status(tr("正在分析 {names} …").format(names=names), "busy")
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = None
-        if loop is None or not loop.is_running():
-            self._finish(lambda: analyze_samples(paths))
+        files = list(paths)
+        if self.jobs is None:
+            try:
+                result = analyze_samples(files)
+            except Exception as exc:
+                log.warning("style analysis failed", exc_info=True)
+                self._show_failure(str(exc))
+                return
+            self._show_result(result)
             return
-        self._task = loop.create_task(self._analyze_async(list(paths)))
+        self._analyzing = True
+        job = self.jobs.run_blocking("style_analysis", lambda: analyze_samples(files), title=tr("文风分析"))
+        job.succeeded.connect(self._show_result)
+        job.failed.connect(self._show_failure)
+        job.finished.connect(self._on_analysis_finished)
 
-    async def _analyze_async(self, paths: list[str]) -> None:
-        try:
-            result = await asyncio.to_thread(analyze_samples, paths)
-        except ManuscriptError as exc:
-            self._show_failure(str(exc))
-            return
-        except Exception as exc:  # a bug in the analysis must not kill the page
-            log.exception("style analysis failed")
-            self._show_failure(f"{type(exc).__name__}: {exc}")
-            return
-        self._show_result(result)
-
-    def _finish(self, work: Any) -> None:
-        try:
-            result = work()
-        except ManuscriptError as exc:
-            self._show_failure(str(exc))
-            return
-        self._show_result(result)
+    def _on_analysis_finished(self) -> None:
+        self._analyzing = False
 
     def _show_failure(self, message: str) -> None:
         self._set_status(tr("分析失败：{error}").format(error=message), "error")
@@ -475,14 +410,19 @@ class StyleProfileDialog(QDialog):
     """The style page in a dialog, for samples dropped on the main window."""
 
     def __init__(
-        self, project: ProjectController, paths: Sequence[str] = (), parent: QWidget | None = None
+        self,
+        project: ProjectController,
+        paths: Sequence[str] = (),
+        parent: QWidget | None = None,
+        *,
+        jobs: JobRunner | None = None,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle(tr("文风档案"))
         self.resize(960, 680)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        self.page = StylePage(project)
+        self.page = StylePage(project, jobs=jobs)
         self.page.profile_saved.connect(self.accept)
         layout.addWidget(self.page, 1)
         # One row of buttons: 还原 / 保存 from the page, then 关闭.
@@ -493,10 +433,17 @@ class StyleProfileDialog(QDialog):
             self.page.handle_files(list(paths))
 
     @classmethod
-    def show_for(cls, parent: QWidget | None, project: ProjectController, paths: Sequence[str]) -> bool:
-        """Analyze the dropped samples and let the author edit and save the profile; True when saved."""
-        dialog = cls(project, paths, parent)
-        try:
-            return dialog.exec() == QDialog.DialogCode.Accepted
-        finally:
-            dialog.deleteLater()
+    def show_for(
+        cls,
+        parent: QWidget | None,
+        project: ProjectController,
+        paths: Sequence[str],
+        *,
+        jobs: JobRunner | None = None,
+    ) -> StyleProfileDialog:
+        """Open the style profile window-modally (``open()``, no nested loop) and analyze the dropped
+        samples; the dialog deletes itself when closed. Returned so callers (and tests) can follow it."""
+        dialog = cls(project, paths, parent, jobs=jobs)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog

@@ -3,29 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from novel_desktop.analysis.ai_phrases import phrases_for_novel
 from novel_desktop.analysis.cache import CACHE_FILE_NAME
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.paths import user_data_dir
-from novel_desktop.storage.folder import import_folder
-from tests.conftest import FIXTURES
 
 AI_TEXT = "他的嘴角微微上扬，眼中闪过一丝精光。不禁倒吸一口凉气。"
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Iterator[ProjectController]:
-    path = tmp_path / "青石问道.novel"
-    import_folder(FIXTURES / "seed_project", path)
-    controller = ProjectController()
-    controller.open(path)
-    yield controller
-    controller.close()
 
 
 def test_one_controller_per_project(project: ProjectController) -> None:

@@ -3,26 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.controllers.reader import NovelReader
-from novel_desktop.storage.folder import import_folder
-from tests.conftest import FIXTURES
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Iterator[ProjectController]:
-    """《青石问道》 from the seed project fixture: 2 written chapters, a 5-chapter outline."""
-    path = tmp_path / "青石问道.novel"
-    import_folder(FIXTURES / "seed_project", path)
-    controller = ProjectController()
-    controller.open(path)
-    yield controller
-    controller.close()
 
 
 @pytest.fixture

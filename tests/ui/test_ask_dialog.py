@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 import qasync
-from PySide6.QtCore import QPoint, Qt, QTimer
+from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QInputMethodEvent
 from PySide6.QtWidgets import QAbstractButton, QApplication, QCheckBox, QDialog, QLabel, QRadioButton, QWidget
 from pytestqt.qtbot import QtBot
@@ -154,19 +154,22 @@ def test_required_free_text_is_a_text_box_that_must_not_be_blank(qtbot: QtBot) -
     assert answer is not None and answer.answers["note"].strip() == "对话再短一点"
 
 
-def test_ask_returns_the_answer_or_none_on_cancel(qtbot: QtBot) -> None:
+def test_ask_returns_the_answer_or_none_on_cancel(qtbot: QtBot, qloop: qasync.QEventLoop) -> None:
     spec = _spec(LOW_SCORE)
+    window = QWidget()  # as over the main window (a last window closing would quit the loop)
+    qtbot.addWidget(window)
+    window.show()
 
-    def click(button_name: str) -> None:
-        dialog = next(w for w in qtbot_app_widgets() if isinstance(w, AskDialog) and w.isVisible())
-        qtbot.mouseClick(getattr(dialog, button_name), Qt.MouseButton.LeftButton)
+    async def answer_with(button_name: str) -> Any:
+        asked = asyncio.ensure_future(AskDialog.ask_async(window, spec))
+        while not (shown := [w for w in qtbot_app_widgets() if isinstance(w, AskDialog) and w.isVisible()]):
+            await asyncio.sleep(0.01)
+        qtbot.mouseClick(getattr(shown[0], button_name), Qt.MouseButton.LeftButton)
+        return await asked
 
-    QTimer.singleShot(0, lambda: click("ok_button"))
-    answer = AskDialog.ask(None, spec)
+    answer = qloop.run_until_complete(asyncio.wait_for(answer_with("ok_button"), 10))
     assert answer is not None and answer.answers == {"low_score_action": "自动修订"}
-
-    QTimer.singleShot(0, lambda: click("cancel_button"))
-    assert AskDialog.ask(None, spec) is None
+    assert qloop.run_until_complete(asyncio.wait_for(answer_with("cancel_button"), 10)) is None
 
 
 def qtbot_app_widgets() -> list[Any]:

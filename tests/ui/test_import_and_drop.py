@@ -1,15 +1,21 @@
 """Importing a manuscript from the window (a preview of the split before anything is written) and dropping
-files on the window (samples → the style profile, a manuscript → the import offer)."""
+files on the window (samples → the style profile, a manuscript → the import offer), through the real
+MainWindow: every step is a job on the qasync loop and every dialog opens with open(), so 续写 still works
+after each of them."""
 
 from __future__ import annotations
 
+import asyncio
+import gc
+import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
-from PySide6.QtCore import QMimeData, QPointF, Qt, QTimer, QUrl
+import qasync
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtWidgets import QFileDialog
 from pytestqt.qtbot import QtBot
 
 from novel_desktop.analysis.manuscript import read_manuscript, split_manuscript
@@ -19,33 +25,54 @@ from novel_desktop.ui.import_dialog import ImportPreviewDialog
 from novel_desktop.ui.main_window import MainWindow
 from novel_desktop.ui.style_drop import StyleProfileDialog
 from tests.conftest import CORPUS
+from tests.fakes.alerts import RecordingAlerts
+from tests.fakes.anthropic_server import FakeAnthropicServer
 
 AQ = CORPUS / "aq_zhengzhuan_pg25332_excerpt.txt"
 ERSHINIAN = CORPUS / "ershinian_pg24099_ch01-10.txt"
 SAMPLE = "　　雨下了一夜。林枫推开药铺的门，街上没有人。\n\n　　“师父，”他说，“玉又亮了。”\n" * 20
 
+pytestmark = pytest.mark.usefixtures("gui_thread_gc")
+
+#: Chinese numerals for the generated book's chapter headings.
+_NUMERALS = "一二三四五六七八九十"
+
 
 @pytest.fixture
-def window(qtbot: QtBot) -> MainWindow:
+def book(tmp_path: Path) -> Path:
+    """A generated manuscript too long to be a style sample: a front note, then 12 chapters of ~3,000 字."""
+    path = tmp_path / "山河志.txt"
+    paragraph = "　　山路弯弯，林枫背着药篓往上走，雾气在松林间慢慢散开。\n\n"
+    chapters = [
+        f"第{_NUMERALS[n - 1] if n <= 10 else '十' + _NUMERALS[n - 11]}章 山中第{n}日\n\n" + paragraph * 110
+        for n in range(1, 13)
+    ]
+    path.write_text("本书为测试而写。\n\n" + "".join(chapters), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def window(qtbot: QtBot, qloop: qasync.QEventLoop) -> MainWindow:
     win = MainWindow(settings=AppSettings())
     qtbot.addWidget(win)
     win.show()
     return win
 
 
-class Messages:
-    def __init__(self, monkeypatch: pytest.MonkeyPatch, answer: Any = QMessageBox.StandardButton.Yes) -> None:
-        self.shown: list[tuple[str, str, str]] = []
-        self.answer = answer
-        for kind in ("information", "warning", "critical", "question"):
-            monkeypatch.setattr(QMessageBox, kind, staticmethod(self._record(kind)))
+def act(
+    qloop: qasync.QEventLoop, window: MainWindow, action: Callable[[], object], timeout: float = 60
+) -> None:
+    """Do ``action`` inside the running loop, as a click in the app would, and wait until no job runs."""
 
-    def _record(self, kind: str) -> Any:
-        def record(_parent: Any, title: str, text: str, *_a: Any) -> Any:
-            self.shown.append((kind, title, text))
-            return self.answer if kind == "question" else QMessageBox.StandardButton.Ok
+    async def main() -> None:
+        action()
+        await asyncio.sleep(0)
+        await window.jobs.idle()
 
-        return record
+    qloop.run_until_complete(asyncio.wait_for(main(), timeout))
+    # What the step left in reference cycles (drop events, closures over dialogs) goes here, in the GUI
+    # thread, not in a worker thread of the next run (see gui_thread_gc).
+    gc.collect()
 
 
 def drop(window: MainWindow, paths: list[Path]) -> None:
@@ -60,6 +87,20 @@ def drop(window: MainWindow, paths: list[Path]) -> None:
     )
     window.dropEvent(event)
     assert event.isAccepted()
+
+
+def preview_of(window: MainWindow) -> ImportPreviewDialog:
+    [dialog] = [d for d in window.findChildren(ImportPreviewDialog) if d.isVisible()]
+    assert dialog.isModal()  # window-modal through open(): nothing waits in a nested loop
+    return dialog
+
+
+def continue_commits_a_chapter(qloop: qasync.QEventLoop, window: MainWindow) -> None:
+    """续写 (the toolbar action) writes and commits the next chapter of the open seed novel."""
+    before = len(window.project.chapters())
+    act(qloop, window, window.continue_action.trigger)
+    assert not window.pipeline.running
+    assert len(window.project.chapters()) == before + 1
 
 
 def test_the_preview_lists_every_chapter_with_its_size_and_what_was_kept_aside(qtbot: QtBot) -> None:
@@ -94,121 +135,158 @@ def test_a_file_without_chapter_headings_cannot_be_imported(qtbot: QtBot, tmp_pa
 
 
 def test_import_shows_the_preview_then_writes_and_opens_the_novel(
-    window: MainWindow, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    window: MainWindow,
+    qloop: qasync.QEventLoop,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    alerts: RecordingAlerts,
+    book: Path,
 ) -> None:
-    messages = Messages(monkeypatch)
-    target = tmp_path / "阿Q正传.novel"
-    monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(lambda *a, **k: (str(AQ), "")))
+    target = tmp_path / "山河志.novel"
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(lambda *a, **k: (str(book), "")))
     monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: (str(target), "")))
-    seen: list[int] = []
-
-    def confirm() -> None:
-        dialog = next(d for d in window.findChildren(ImportPreviewDialog) if d.isVisible())
-        seen.append(len(dialog.chapter_rows()))
-        dialog.title_edit.setText("阿Q正传")
-        dialog.import_button.click()
-
-    QTimer.singleShot(50, confirm)
-    window.import_action.trigger()
-    assert seen == [9]
-    assert messages.shown[-1][1] == "导入完成" and "9 章" in messages.shown[-1][2]
-    assert window.project.is_open and window.project.title() == "阿Q正传"
-    assert len(window.project.chapters()) == 9
+    act(qloop, window, window.import_action.trigger)
+    dialog = preview_of(window)
+    assert len(dialog.chapter_rows()) == 12
+    dialog.title_edit.setText("山河志")
+    act(qloop, window, dialog.import_button.click)
+    assert alerts.shown[-1][1] == "导入完成" and "12 章" in alerts.shown[-1][2]
+    assert window.project.is_open and window.project.title() == "山河志"
+    assert len(window.project.chapters()) == 12
 
 
 def test_cancelling_the_preview_writes_nothing(
-    window: MainWindow, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    window: MainWindow,
+    qloop: qasync.QEventLoop,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    book: Path,
 ) -> None:
     asked_where: list[str] = []
-    monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(lambda *a, **k: (str(AQ), "")))
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(lambda *a, **k: (str(book), "")))
     monkeypatch.setattr(
         QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: asked_where.append("x") or ("", ""))
     )
-
-    def cancel() -> None:
-        next(d for d in window.findChildren(ImportPreviewDialog) if d.isVisible()).cancel_button.click()
-
-    QTimer.singleShot(50, cancel)
-    window.import_action.trigger()
+    act(qloop, window, window.import_action.trigger)
+    act(qloop, window, preview_of(window).cancel_button.click)
     assert asked_where == []
     assert not window.project.is_open
     assert list(tmp_path.glob("*.novel")) == []
+    assert not [d for d in window.findChildren(ImportPreviewDialog) if d.isVisible()]
+
+
+def test_a_dropped_manuscript_previewed_and_cancelled_leaves_the_open_novel_writable(
+    window: MainWindow,
+    qloop: qasync.QEventLoop,
+    seed_novel: Path,
+    fake: FakeAnthropicServer,
+    alerts: RecordingAlerts,
+    tmp_path: Path,
+    book: Path,
+) -> None:
+    assert window.open_novel(seed_novel, remember=False)
+    act(qloop, window, lambda: drop(window, [book]))
+    assert alerts.shown[-1][:2] == ("confirm", "导入书稿")  # answered 是: the preview opens
+    dialog = preview_of(window)
+    assert dialog.chapter_rows()
+    act(qloop, window, dialog.cancel_button.click)
+    assert sorted(tmp_path.glob("*.novel")) == [seed_novel]
+    assert window.project.path == seed_novel
+    continue_commits_a_chapter(qloop, window)
 
 
 def test_import_never_overwrites_an_existing_novel(
-    window: MainWindow, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    window: MainWindow,
+    qloop: qasync.QEventLoop,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    alerts: RecordingAlerts,
+    book: Path,
 ) -> None:
-    messages = Messages(monkeypatch)
     existing = tmp_path / "旧书.novel"
     NovelStore.create(existing, title="旧书").close()
     before = existing.read_bytes()
     monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: (str(existing), "")))
-    monkeypatch.setattr(ImportPreviewDialog, "confirm", classmethod(lambda cls, *a: "阿Q正传"))
-    window.import_manuscript(AQ)
-    assert messages.shown[-1][0] == "warning" and "不会覆盖" in messages.shown[-1][2]
+    monkeypatch.setattr(
+        ImportPreviewDialog,
+        "preview",
+        classmethod(lambda cls, parent, src, manuscript, split, on_import: on_import("阿Q正传")),
+    )
+    act(qloop, window, lambda: window.import_manuscript(book))
+    assert alerts.shown[-1][0] == "warning" and "不会覆盖" in alerts.shown[-1][2]
     assert existing.read_bytes() == before
 
 
 def test_an_unreadable_manuscript_is_explained(
-    window: MainWindow, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    window: MainWindow, qloop: qasync.QEventLoop, tmp_path: Path, alerts: RecordingAlerts
 ) -> None:
-    messages = Messages(monkeypatch)
     broken = tmp_path / "坏的.docx"
     broken.write_bytes(b"not a zip file")
-    window.import_manuscript(broken)
-    [(kind, title, _text)] = messages.shown
-    assert (kind, title) == ("critical", "无法读取书稿")
+    act(qloop, window, lambda: window.import_manuscript(broken))
+    [(kind, title, _text)] = alerts.shown
+    assert (kind, title) == ("error", "无法读取书稿")
 
 
-def test_dropping_samples_opens_the_style_profile_for_the_open_novel(
-    window: MainWindow, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, seed_novel: Path
+def test_dropped_samples_update_the_style_profile_and_continue_still_commits(
+    window: MainWindow,
+    qloop: qasync.QEventLoop,
+    tmp_path: Path,
+    seed_novel: Path,
+    fake: FakeAnthropicServer,
 ) -> None:
-    opened: list[list[str]] = []
-    monkeypatch.setattr(
-        StyleProfileDialog,
-        "show_for",
-        classmethod(lambda cls, parent, project, paths: opened.append(list(paths))),
-    )
     samples = [tmp_path / "样本一.txt", tmp_path / "样本二.md"]
     for p in samples:
         p.write_text(SAMPLE, encoding="utf-8")
     assert window.open_novel(seed_novel, remember=False)
-    drop(window, samples)
-    assert opened == [[str(p) for p in samples]]
+    before = window.project.document_json("style-profile.json")
+    act(qloop, window, lambda: drop(window, samples))  # classify, open the profile, measure: all jobs
+    [dialog] = [d for d in window.findChildren(StyleProfileDialog) if d.isVisible()]
+    assert dialog.isModal()
+    assert "样本一.txt" in dialog.page.status_label.text()  # measured
+    act(qloop, window, dialog.page.save_button.click)
+    assert not [d for d in window.findChildren(StyleProfileDialog) if d.isVisible()]  # saved and closed
+    saved = window.project.document_json("style-profile.json")
+    assert saved != before and saved["metrics"]  # measured from the samples
+    assert json.dumps(saved, ensure_ascii=False).find("avg_sentence_length") >= 0
+    continue_commits_a_chapter(qloop, window)
 
 
 def test_dropping_samples_without_an_open_novel_says_to_open_one(
-    window: MainWindow, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    window: MainWindow, qloop: qasync.QEventLoop, tmp_path: Path, alerts: RecordingAlerts
 ) -> None:
-    messages = Messages(monkeypatch)
     sample = tmp_path / "样本.txt"
     sample.write_text(SAMPLE, encoding="utf-8")
-    drop(window, [sample])
-    assert messages.shown == [("information", "文风档案", "先打开或新建一部小说，再设置它的文风。")]
+    act(qloop, window, lambda: drop(window, [sample]))
+    assert alerts.shown == [("info", "文风档案", "先打开或新建一部小说，再设置它的文风。")]
 
 
-def test_dropping_a_manuscript_offers_the_import(window: MainWindow, monkeypatch: pytest.MonkeyPatch) -> None:
-    messages = Messages(monkeypatch, answer=QMessageBox.StandardButton.No)
+def test_dropping_a_manuscript_offers_the_import(
+    window: MainWindow,
+    qloop: qasync.QEventLoop,
+    monkeypatch: pytest.MonkeyPatch,
+    alerts: RecordingAlerts,
+    book: Path,
+) -> None:
     imported: list[Path] = []
     monkeypatch.setattr(MainWindow, "import_manuscript", lambda self, p: imported.append(Path(p)))
-    drop(window, [ERSHINIAN])
-    [(kind, title, text)] = messages.shown
-    assert (kind, title) == ("question", "导入书稿") and ERSHINIAN.name in text
+    alerts.answer = False
+    act(qloop, window, lambda: drop(window, [book]))
+    [(kind, title, text)] = alerts.shown
+    assert (kind, title) == ("confirm", "导入书稿") and book.name in text
     assert imported == []  # declined
-    messages.answer = QMessageBox.StandardButton.Yes
-    drop(window, [ERSHINIAN])
-    assert imported == [ERSHINIAN]
+    alerts.answer = True
+    act(qloop, window, lambda: drop(window, [book]))
+    assert imported == [book]
 
 
 def test_dropping_files_that_are_neither_is_explained(
-    window: MainWindow, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    window: MainWindow, qloop: qasync.QEventLoop, tmp_path: Path, alerts: RecordingAlerts
 ) -> None:
-    messages = Messages(monkeypatch)
     picture = tmp_path / "封面.png"
     picture.write_bytes(b"\x89PNG")
-    drop(window, [picture])
-    [(kind, title, text)] = messages.shown
-    assert (kind, title) == ("information", "无法使用这些文件") and "1-3 个样本" in text
+    act(qloop, window, lambda: drop(window, [picture]))
+    [(kind, title, text)] = alerts.shown
+    assert (kind, title) == ("info", "无法使用这些文件") and "1-3 个样本" in text
 
 
 def test_the_window_accepts_a_drag_of_files_only(window: MainWindow, tmp_path: Path) -> None:

@@ -8,11 +8,9 @@ import os
 import re
 import socket
 from pathlib import Path
-from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
 from novel_desktop.config import AppSettings
@@ -20,7 +18,11 @@ from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.storage.store import NovelStore
 from novel_desktop.ui.chapter_editor import ChapterTab
 from novel_desktop.ui.main_window import MainWindow
+from tests.fakes.alerts import RecordingAlerts
 from tests.ui.test_chapter_editor import type_text
+
+# Their jobs run work in threads: Qt objects left in cycles are collected in the GUI thread.
+pytestmark = pytest.mark.usefixtures("gui_thread_gc")
 
 
 @pytest.fixture
@@ -135,35 +137,22 @@ def test_closing_releases_the_lock(window: MainWindow, seed_novel: Path) -> None
     NovelStore.open(seed_novel, write=True).close()
 
 
-def _messages(monkeypatch: pytest.MonkeyPatch, answer: Any = QMessageBox.StandardButton.Yes) -> list[str]:
-    seen: list[str] = []
-
-    def record(_parent: Any, _title: str, text: str, *_a: Any, **_k: Any) -> Any:
-        seen.append(text)
-        return answer
-
-    for name in ("warning", "critical", "information", "question"):
-        monkeypatch.setattr(QMessageBox, name, record)
-    return seen
-
-
 def test_a_novel_held_elsewhere_names_the_holder(
-    qtbot: QtBot, seed_novel: Path, monkeypatch: pytest.MonkeyPatch
+    qtbot: QtBot, seed_novel: Path, alerts: RecordingAlerts
 ) -> None:
-    seen = _messages(monkeypatch)
     holder = NovelStore.open(seed_novel, write=True)
     try:
         win = MainWindow(settings=AppSettings())
         qtbot.addWidget(win)
         assert not win.open_novel(seed_novel)
-        assert f"进程 {os.getpid()}" in seen[-1] and socket.gethostname() in seen[-1]
+        assert f"进程 {os.getpid()}" in alerts.texts[-1] and socket.gethostname() in alerts.texts[-1]
         assert not win.project.is_open
     finally:
         holder.close()
 
 
 def test_a_stale_lock_is_cleared_when_the_author_agrees(
-    qtbot: QtBot, seed_novel: Path, monkeypatch: pytest.MonkeyPatch
+    qtbot: QtBot, seed_novel: Path, alerts: RecordingAlerts
 ) -> None:
     from tests.storage.test_lock import _dead_pid, _plant_lock
 
@@ -172,21 +161,20 @@ def test_a_stale_lock_is_cleared_when_the_author_agrees(
 
     _plant_lock(store, pid=_dead_pid(), host=socket.gethostname(), age=timedelta(minutes=1))
     store.engine.dispose()  # leave the planted lock behind, as a crashed process would
-    seen = _messages(monkeypatch, QMessageBox.StandardButton.Yes)
+    alerts.answer = True
     settings = AppSettings()
     win = MainWindow(settings=settings)
     qtbot.addWidget(win)
     assert win.open_novel(seed_novel)
-    assert "已不存在" in seen[0]
+    assert "已不存在" in alerts.texts[0]
     assert win.project.is_open
     assert settings.recent_novels == [str(seed_novel.resolve())]
     win.close()
 
 
 def test_pipeline_stream_commit_and_failure(
-    qtbot: QtBot, window: MainWindow, monkeypatch: pytest.MonkeyPatch
+    qtbot: QtBot, window: MainWindow, alerts: RecordingAlerts
 ) -> None:
-    seen = _messages(monkeypatch)
     p = window.pipeline
     p.chapter_started.emit(3, "")
     assert window.tabs.tabText(window.tabs.currentIndex()) == "第3章（生成中）"
@@ -197,7 +185,7 @@ def test_pipeline_stream_commit_and_failure(
     p.text_reset.emit(3)
     assert live.toPlainText() == ""  # type: ignore[attr-defined]
     p.failed.emit("没有 API Key。")
-    assert seen == ["没有 API Key。"]
+    assert alerts.shown == [("warning", "续写没有完成", "没有 API Key。")]
     p.finished.emit()
     assert "未完成" in window.tabs.tabText(window.tabs.indexOf(live))
     p.chapter_committed.emit(2)
@@ -238,10 +226,10 @@ def test_the_first_run_guide_opens_the_demo_and_the_provider_settings(
     win = MainWindow(settings=AppSettings())
     qtbot.addWidget(win)
     win.show()
-    shown: list[str] = []
-    monkeypatch.setattr(SettingsDialog, "exec", lambda self: shown.append(self.windowTitle()) or 0)
     win.start_page.settings_button.click()
-    assert len(shown) == 1
+    [dialog] = [d for d in win.findChildren(SettingsDialog) if d.isVisible()]
+    assert dialog.isModal()  # opened with open() over the window: no nested loop
+    dialog.reject()
 
     win.start_page.guide_demo_button.click()
     assert win.project.is_open
@@ -264,11 +252,16 @@ def test_english_catalogue_covers_the_window(qtbot: QtBot) -> None:
     entries: dict[str, str] = {}
     for path in sorted(resource("i18n", "en").glob("*.json")):
         entries.update(json.loads(path.read_text(encoding="utf-8")))
-    from novel_desktop.ui.main_window import RUN_TITLES
+    from novel_desktop.ui.flows.runs import RUN_TITLES
 
     missing = [title for title in RUN_TITLES.values() if title not in entries]
     sources = [
         "main_window",
+        "window_actions",
+        "alerts",
+        "flows/novels",
+        "flows/files",
+        "flows/runs",
         "story_actions",
         "import_dialog",
         "start_page",
@@ -326,24 +319,22 @@ def test_the_quality_report_follows_the_chapter_tab(qtbot: QtBot, window: MainWi
 
 
 def test_a_review_in_the_middle_of_a_volume_asks_first(
-    window: MainWindow, monkeypatch: pytest.MonkeyPatch
+    window: MainWindow, monkeypatch: pytest.MonkeyPatch, alerts: RecordingAlerts
 ) -> None:
-    asked: list[str] = []
     started: list[str] = []
     monkeypatch.setattr(window.pipeline, "run_lifecycle", started.append)
-    monkeypatch.setattr(
-        QMessageBox,
-        "question",
-        staticmethod(lambda _p, _t, text, *_a: asked.append(text) or QMessageBox.StandardButton.No),
-    )
+    alerts.answer = False
     window.review_action.trigger()  # the seed novel has written 2 of its 5 chapters
-    assert len(asked) == 1 and "还没有写完" in asked[0]
+    assert len(alerts.shown) == 1 and alerts.shown[0][0] == "confirm" and "还没有写完" in alerts.texts[0]
     assert started == []
+    alerts.answer = True
+    window.review_action.trigger()
+    assert started == ["review"]
 
 
 @pytest.mark.parametrize("start_now", [True, False])
 def test_a_new_novel_is_created_and_the_quick_start_offered(
-    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, start_now: bool
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, start_now: bool, alerts: RecordingAlerts
 ) -> None:
     from PySide6.QtWidgets import QFileDialog, QInputDialog
 
@@ -352,11 +343,7 @@ def test_a_new_novel_is_created_and_the_quick_start_offered(
     target = tmp_path / "青云志"
     monkeypatch.setattr(QInputDialog, "getText", staticmethod(lambda *a, **k: ("青云志", True)))
     monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: (str(target), "")))
-    answer = QMessageBox.StandardButton.Yes if start_now else QMessageBox.StandardButton.No
-    offered: list[str] = []
-    monkeypatch.setattr(
-        QMessageBox, "question", staticmethod(lambda _p, _t, text, *_a: offered.append(text) or answer)
-    )
+    alerts.answer = start_now
     started: list[str] = []
     monkeypatch.setattr(win.pipeline, "run_lifecycle", started.append)
     monkeypatch.setattr(QInputDialog, "getInt", staticmethod(lambda *a, **k: (40, True)))
@@ -364,7 +351,7 @@ def test_a_new_novel_is_created_and_the_quick_start_offered(
     win.new_action.trigger()
     assert (tmp_path / "青云志.novel").exists()  # the suffix is added
     assert win.project.title() == "青云志"
-    assert len(offered) == 1 and "《青云志》已建好" in offered[0]
+    assert len(alerts.shown) == 1 and "《青云志》已建好" in alerts.texts[0]
     assert started == (["quick_start"] if start_now else [])
     if start_now:
         assert win.project.planned_chapters(1) == 40  # asked before the quick start plans volume 1

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QMessageBox
 from pytestqt.qtbot import QtBot
 
 from novel_desktop.controllers.project_controller import ProjectController
@@ -16,6 +14,7 @@ from novel_desktop.domain.outline import outline_field
 from novel_desktop.storage import layout
 from novel_desktop.ui.contract_form import ContractForm
 from novel_desktop.ui.outline_view import OutlineView
+from tests.fakes.alerts import RecordingAlerts
 
 OUTLINE = "volumes/vol-01/outline.md"
 
@@ -191,19 +190,32 @@ def test_a_new_contract_for_an_unwritten_chapter_is_saved_with_the_outline_story
 
 
 def test_switching_chapters_with_unsaved_contract_edits_asks_and_can_cancel(
-    view: OutlineView, monkeypatch: pytest.MonkeyPatch
+    view: OutlineView, alerts: RecordingAlerts
 ) -> None:
     view.select_chapter(2)
     view.contract_form.storyline_edit.setText("x")
     view.contract_form.storyline_edit.textEdited.emit("x")
-    asked: list[Any] = []
-    monkeypatch.setattr(
-        QMessageBox, "question", lambda *a, **k: asked.append(a) or QMessageBox.StandardButton.Cancel
-    )
+    alerts.save_choice = "cancel"
     view.select_chapter(1)
-    assert asked
+    assert [kind for kind, _title, _text in alerts.shown] == ["save_changes"]
+    assert "第 2 章的契约有未保存的修改" in alerts.texts[0]
     assert view.selected_chapter() == 2
     assert view.contract_form.storyline_edit.text() == "x"
+
+
+def test_discarding_unsaved_contract_edits_moves_on_and_keeps_the_stored_contract(
+    view: OutlineView, alerts: RecordingAlerts
+) -> None:
+    view.select_chapter(2)
+    stored = view.contract_form.storyline_edit.text()
+    view.contract_form.storyline_edit.setText("x")
+    view.contract_form.storyline_edit.textEdited.emit("x")
+    alerts.save_choice = "discard"
+    view.select_chapter(1)
+    assert view.selected_chapter() == 1
+    assert not view.contract_form.dirty
+    view.select_chapter(2)
+    assert view.contract_form.storyline_edit.text() == stored
 
 
 def test_a_novel_without_outline_or_contracts_says_how_to_get_them(qtbot: QtBot, tmp_path: Path) -> None:

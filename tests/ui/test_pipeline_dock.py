@@ -170,6 +170,8 @@ def test_the_english_catalogue_covers_the_pipeline_ui() -> None:
     catalogue = json.loads(resource("i18n", "en", "pipeline_ui.json").read_text(encoding="utf-8"))
     modules = [
         "controllers/pipeline_controller.py",
+        "controllers/jobs.py",
+        "controllers/style_controller.py",
         "ui/pipeline_dock.py",
         "ui/ask_dialog.py",
         "ui/style_drop.py",

@@ -15,10 +15,11 @@ import qasync
 from keyring.backend import KeyringBackend
 from keyring.errors import PasswordDeleteError
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLineEdit
+from PySide6.QtWidgets import QApplication, QDialog, QDialogButtonBox, QLineEdit
 from pytestqt.qtbot import QtBot
 
 from novel_desktop.config import load_app_settings
+from novel_desktop.controllers.jobs import Job
 from novel_desktop.llm.providers import PRESETS
 from novel_desktop.llm.roles import AgentRole
 from novel_desktop.llm.secrets import KEYRING_SERVICE
@@ -26,6 +27,9 @@ from novel_desktop.llm.settings import LLMSettings, RetrySettings, load_settings
 from novel_desktop.paths import user_config_dir
 from novel_desktop.ui.settings_dialog import SettingsDialog
 from tests.fakes.anthropic_server import FakeAnthropicServer, Reply
+
+# Their jobs run work in threads: Qt objects left in cycles are collected in the GUI thread.
+pytestmark = pytest.mark.usefixtures("gui_thread_gc")
 
 KEY = "sk-ant-secret-0123456789abcdef"
 
@@ -246,11 +250,14 @@ def test_no_keyring_says_so_and_saves_nothing(
     assert _config_files() == {}
 
 
-def test_edit_returns_whether_the_author_saved(qtbot: QtBot, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(SettingsDialog, "exec", lambda self: QDialog.DialogCode.Rejected)
-    assert SettingsDialog.edit(None) is False
-    monkeypatch.setattr(SettingsDialog, "exec", lambda self: QDialog.DialogCode.Accepted)
-    assert SettingsDialog.edit(None) is True
+def test_edit_opens_without_a_nested_loop_and_says_whether_the_author_saved(qtbot: QtBot) -> None:
+    answers: list[bool] = []
+    dialog = SettingsDialog.edit(None, answers.append)
+    assert dialog.isVisible() and dialog.isModal()  # open(), not exec(): this line runs while it shows
+    dialog.reject()
+    dialog = SettingsDialog.edit(None, answers.append)
+    _press(qtbot, dialog, QDialogButtonBox.StandardButton.Ok)
+    assert answers == [False, True]
 
 
 # ---------------------------------------------------------------------------------------------- 测试连接
@@ -267,9 +274,12 @@ def server() -> Iterator[FakeAnthropicServer]:
 
 
 def _run_test(qloop: qasync.QEventLoop, qtbot: QtBot, dialog: SettingsDialog) -> str:
-    qtbot.mouseClick(dialog.test_button, Qt.MouseButton.LeftButton)
-    assert dialog.connection_task is not None
-    qloop.run_until_complete(dialog.connection_task)
+    async def click_and_wait() -> None:  # clicked while the loop runs, as in the app
+        qtbot.mouseClick(dialog.test_button, Qt.MouseButton.LeftButton)
+        assert dialog.connection_job is not None
+        await dialog.connection_job.wait()
+
+    qloop.run_until_complete(click_and_wait())
     assert dialog.result_label.isVisible()
     return dialog.result_label.text()
 
@@ -397,21 +407,22 @@ def test_the_dialog_stays_responsive_and_shows_it_is_busy_while_testing(
     server.script("*", Reply("好" * 40, chunk_size=1, delay=0.05))
     dialog = open_dialog()
     _point_at(dialog, server.base_url)
-    qtbot.mouseClick(dialog.test_button, Qt.MouseButton.LeftButton)
-    task = dialog.connection_task
-    assert task is not None
 
-    async def until_the_request_arrives() -> None:
+    # All of it inside the running loop: a job's task must never be stepped while the loop is stopped.
+    async def main() -> None:
+        qtbot.mouseClick(dialog.test_button, Qt.MouseButton.LeftButton)
+        job = dialog.connection_job
+        assert job is not None
         while not server.requests:
             await asyncio.sleep(0.01)
+        assert not dialog.test_button.isEnabled()
+        assert "正在连接" in dialog.result_label.text()
+        # The dialog still handles input while the call is in flight.
+        dialog.language_combo.setCurrentIndex(1)
+        assert dialog.language_combo.currentData() == "en"
+        await job.wait()
 
-    qloop.run_until_complete(until_the_request_arrives())
-    assert not dialog.test_button.isEnabled()
-    assert "正在连接" in dialog.result_label.text()
-    # The dialog still handles input while the call is in flight.
-    dialog.language_combo.setCurrentIndex(1)
-    assert dialog.language_combo.currentData() == "en"
-    qloop.run_until_complete(task)
+    qloop.run_until_complete(main())
     assert dialog.test_button.isEnabled()
     assert "连接成功" in dialog.result_label.text()
 
@@ -425,20 +436,24 @@ def test_closing_the_dialog_cancels_a_running_test(
     server.script("*", Reply("好" * 200, chunk_size=1, delay=0.05))
     dialog = open_dialog()
     _point_at(dialog, server.base_url)
-    qtbot.mouseClick(dialog.test_button, Qt.MouseButton.LeftButton)
-    task = dialog.connection_task
-    assert task is not None
 
-    async def until_the_request_arrives() -> None:
+    async def main() -> Job:
+        qtbot.mouseClick(dialog.test_button, Qt.MouseButton.LeftButton)
+        job = dialog.connection_job
+        assert job is not None
         while not server.requests:
             await asyncio.sleep(0.01)
+        dialog.reject()
+        await job.wait()
+        return job
 
-    qloop.run_until_complete(until_the_request_arrives())
-    dialog.reject()
-
-    async def settle() -> None:
-        await asyncio.gather(task, return_exceptions=True)
-
-    qloop.run_until_complete(settle())
-    assert task.cancelled()
+    # Closing the only window would otherwise quit the app's loop under the test.
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    app.setQuitOnLastWindowClosed(False)
+    try:
+        job = qloop.run_until_complete(main())
+    finally:
+        app.setQuitOnLastWindowClosed(True)
+    assert job.was_cancelled
     assert json.dumps(_config_files(), default=str).find(KEY) == -1

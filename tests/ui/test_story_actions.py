@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import qasync
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox
+from PySide6.QtWidgets import QFileDialog, QInputDialog
 from pytestqt.qtbot import QtBot
 
 from novel_desktop.config import AppSettings
@@ -22,6 +22,7 @@ from novel_desktop.ui.main_window import MainWindow
 from novel_desktop.ui.project_tree import CHARACTER
 from novel_desktop.ui.story_actions import parse_chapter_range
 from tests.e2e.replies import judge_json
+from tests.fakes.alerts import RecordingAlerts
 from tests.fakes.anthropic_server import BATCH_ROLE, FakeAnthropicServer
 from tests.pipeline.test_on_demand import SPRING_RULE, WEAVER, WORLD_CONFLICT, _world_reply
 
@@ -39,16 +40,14 @@ def window(qtbot: QtBot, project: ProjectController, monkeypatch: pytest.MonkeyP
 
 
 class Messages:
-    """QMessageBox calls, recorded instead of shown."""
+    """The alerts of the test, as (title, text)."""
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.shown: list[tuple[str, str]] = []
-        for kind in ("information", "warning", "critical"):
-            monkeypatch.setattr(QMessageBox, kind, staticmethod(self._record))
+    def __init__(self, alerts: RecordingAlerts) -> None:
+        self.alerts = alerts
 
-    def _record(self, _parent: Any, title: str, text: str, *_a: Any) -> QMessageBox.StandardButton:
-        self.shown.append((title, text))
-        return QMessageBox.StandardButton.Ok
+    @property
+    def shown(self) -> list[tuple[str, str]]:
+        return [(title, text) for _kind, title, text in self.alerts.shown]
 
 
 def run(qloop: qasync.QEventLoop, window: MainWindow, start: Callable[[], None]) -> str:
@@ -118,9 +117,9 @@ def test_retire_a_character_picked_from_the_active_ones(
 
 
 def test_a_storyline_id_that_is_not_a_slug_is_refused_in_chinese(
-    qloop: qasync.QEventLoop, window: MainWindow, monkeypatch: pytest.MonkeyPatch
+    qloop: qasync.QEventLoop, window: MainWindow, monkeypatch: pytest.MonkeyPatch, alerts: RecordingAlerts
 ) -> None:
-    messages = Messages(monkeypatch)
+    messages = Messages(alerts)
     answers = iter([("宗门暗战", True), ("宗门 暗战", True)])
     monkeypatch.setattr(QInputDialog, "getText", staticmethod(lambda *a, **k: next(answers)))
     before = window.project.document("storylines/storylines.json")
@@ -169,9 +168,9 @@ def test_rejudge_the_open_chapter_keeps_the_old_verdict_in_the_log(
 
 
 def test_rejudge_without_an_open_chapter_says_what_to_do(
-    qloop: qasync.QEventLoop, window: MainWindow, monkeypatch: pytest.MonkeyPatch
+    qloop: qasync.QEventLoop, window: MainWindow, monkeypatch: pytest.MonkeyPatch, alerts: RecordingAlerts
 ) -> None:
-    messages = Messages(monkeypatch)
+    messages = Messages(alerts)
     window.open_view("outline")
     run(qloop, window, window.story.rejudge_action.trigger)
     assert messages.shown == [("重新评审", "先打开一个已写好的章节。")]
@@ -198,9 +197,9 @@ def test_batch_reevaluation_of_a_range(
 
 
 def test_a_range_naming_no_written_chapter_is_refused(
-    qloop: qasync.QEventLoop, window: MainWindow, monkeypatch: pytest.MonkeyPatch
+    qloop: qasync.QEventLoop, window: MainWindow, monkeypatch: pytest.MonkeyPatch, alerts: RecordingAlerts
 ) -> None:
-    messages = Messages(monkeypatch)
+    messages = Messages(alerts)
     monkeypatch.setattr(QInputDialog, "getText", staticmethod(lambda *a, **k: ("第九章", True)))
     run(qloop, window, window.story.reevaluate_action.trigger)
     assert not window.pipeline.running

@@ -16,7 +16,7 @@ from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.domain.novel_ask import AnswerSpec
 from novel_desktop.domain.novel_ask_answers import build_answer_spec
 from novel_desktop.pipeline.interaction import InteractionRequest
-from novel_desktop.ui.ask_dialog import AskDialog
+from novel_desktop.ui.ask_dialog import AskDialog, dialog_asker
 from tests.e2e.replies import judge_json, summarizer_json, writer_text
 from tests.fakes.anthropic_server import FakeAnthropicServer, Reply
 
@@ -323,7 +323,7 @@ def test_the_gate_question_is_a_dialog_over_the_window(
     window = QWidget()
     qtbot.addWidget(window)
     window.show()
-    controller = PipelineController(project, dialog_parent=window)
+    controller = PipelineController(project, asker=dialog_asker(window))
     seen: list[str] = []
 
     def answer_dialog() -> None:

@@ -1,0 +1,265 @@
+"""The pipeline's runs from the window: 续写 (one or N chapters), 重建, and the lifecycle steps (quick start,
+volume planning, the volume review, the periodic checks), and what the window says when one ends. The runs
+themselves are jobs of the pipeline controller; their questions come as dialogs through its responder."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QInputDialog
+
+from novel_desktop.i18n import tr
+from novel_desktop.ui import alerts
+from novel_desktop.ui.pipeline_dock import LiveDraftView
+
+if TYPE_CHECKING:
+    from novel_desktop.ui.main_window import MainWindow
+
+#: What the author reads while a run goes on, for the title of its error message.
+RUN_TITLES = {
+    "continue": "续写",
+    "rebuild": "重建",
+    "quick_start": "快速起步",
+    "plan": "卷规划",
+    "review": "卷末回顾",
+    "check": "定期检查",
+    "add_character": "添加角色",
+    "retire_character": "角色退场",
+    "extend_world": "扩展世界观",
+    "add_storyline": "添加故事线",
+    "import_research": "导入研究资料",
+    "rejudge": "重新评审",
+    "reevaluate": "批量重新评审",
+}
+
+
+class RunFlows:
+    def __init__(self, window: MainWindow) -> None:
+        self.window = window
+        #: The tab the running chapter streams into, and its chapter.
+        self.live: LiveDraftView | None = None
+        self.live_chapter = 0
+        #: The chapter tab the pipeline opened for its last committed chapter (0: none, or the author's own).
+        self.auto_opened = 0
+        pc = window.pipeline
+        pc.running_changed.connect(self.on_pipeline_running_changed)
+        pc.chapter_started.connect(self.on_pipeline_chapter_started)
+        pc.chapter_committed.connect(self.on_pipeline_chapter_committed)
+        pc.finished.connect(self.on_pipeline_finished)
+        pc.failed.connect(self._on_pipeline_failed)
+        pc.rebuild_finished.connect(self._on_pipeline_rebuild_finished)
+        pc.lifecycle_finished.connect(self._on_pipeline_lifecycle_finished)
+        pc.volume_finished.connect(self._on_pipeline_volume_finished)
+
+    def run_recommended(self, action: str) -> None:
+        w = self.window
+        if action == "create":
+            w.novels.new_novel()
+        elif action == "continue":
+            w.show_workspace()
+            self.continue_one()
+        elif action == "rebuild":
+            w.show_workspace()
+            self.rebuild_stale()
+        else:
+            self.run_lifecycle(action)
+
+    def run_lifecycle(self, action: str) -> None:
+        """Quick start, volume planning, the volume review or the periodic checks, through the pipeline
+        controller; its questions come as dialogs over the window."""
+        w = self.window
+        if not w.project.is_open or w.pipeline.running:
+            return
+        w.save_all()
+        if action == "quick_start" and w.project.recommendation().state == "INIT":
+            count = self._ask_volume_chapters(1)
+            if count is None:
+                return
+            w.project.set_planned_chapters(1, count)
+        if action == "review" and w.project.recommendation().action != "review":
+            # The review ends the volume and leads to the next one's plan: not by a stray click mid-volume.
+            alerts.confirm(
+                w,
+                tr("卷末回顾"),
+                tr("本卷还没有写完。现在回顾会结束本卷，接着规划下一卷。确定现在回顾吗？"),
+                lambda yes: self._start_lifecycle(action) if yes else None,
+                default=False,
+            )
+            return
+        self._start_lifecycle(action)
+
+    def _start_lifecycle(self, action: str) -> None:
+        w = self.window
+        w.pipeline.volume_chapters = None
+        if action == "plan":
+            count = self._ask_volume_chapters(w.project.volume_to_plan())
+            if count is None:
+                return
+            w.pipeline.volume_chapters = count
+        w.show_workspace()
+        w.progress_dock.show()
+        w.pipeline.run_lifecycle(action)
+
+    def _ask_volume_chapters(self, volume: int) -> int | None:
+        w = self.window
+        count, ok = QInputDialog.getInt(
+            w,
+            tr("第 {v} 卷").format(v=volume),
+            tr("第 {v} 卷计划写多少章？").format(v=volume),
+            w.project.planned_chapters(volume),
+            1,
+            500,
+        )
+        return count if ok else None
+
+    def continue_one(self) -> None:
+        self.continue_chapters(1)
+
+    def continue_many(self) -> None:
+        count, ok = QInputDialog.getInt(self.window, tr("续写 N 章"), tr("连续续写的章数："), 3, 1, 50)
+        if ok:
+            self.continue_chapters(count)
+
+    def continue_chapters(self, count: int) -> None:
+        w = self.window
+        if not w.project.is_open or w.pipeline.running:
+            return
+        w.save_all()  # the pipeline reads the chapters the author just edited
+        w.progress_dock.show()
+        w.pipeline.continue_chapters(count)
+
+    def request_rebuild(self, chapter: int) -> None:
+        w = self.window
+        if w.pipeline.running:
+            alerts.info(w, tr("正在运行"), tr("续写结束后再重建。"))
+            return
+        w.save_all()
+        w.progress_dock.show()
+        w.pipeline.rebuild(chapter)
+
+    def rebuild_stale(self) -> None:
+        w = self.window
+        if not w.project.is_open:
+            return
+        w.save_all()
+        stale = w.project.status().needs_rebuild
+        if not stale:
+            alerts.info(w, tr("重建"), tr("没有需要重建的章节：摘要和故事状态都与正文一致。"))
+            return
+        self.request_rebuild(stale[0])
+
+    # ------------------------------------------------------------------ the live draft and the new chapter
+    def _ensure_live_tab(self, chapter: int) -> LiveDraftView:
+        w = self.window
+        if self.live is None or w.tabs.indexOf(self.live) < 0:
+            self.live = LiveDraftView(w.pipeline)
+            w._add_tab(self.live, "")
+        self.live_chapter = chapter
+        w.tabs.setTabText(w.tabs.indexOf(self.live), tr("第{n}章（生成中）").format(n=chapter))
+        return self.live
+
+    def close_live_tab(self) -> None:
+        w = self.window
+        if self.live is not None:
+            index = w.tabs.indexOf(self.live)
+            if index >= 0:
+                w.tabs.removeTab(index)
+            self.live.deleteLater()
+            self.live = None
+
+    def on_pipeline_running_changed(self, running: bool) -> None:
+        w = self.window
+        w.stop_action.setEnabled(running)
+        runs = (
+            w.continue_action,
+            w.continue_n_action,
+            w.rebuild_action,
+            w.quick_start_action,
+            w.plan_action,
+            w.review_action,
+            w.check_action,
+        )
+        for action in runs:
+            action.setEnabled(not running and w.project.is_open)
+        w.story.set_enabled(not running and w.project.is_open)
+
+    def on_pipeline_chapter_started(self, chapter: int, _resumed: str) -> None:
+        w = self.window
+        live = self._ensure_live_tab(chapter)
+        w.center.setCurrentWidget(w.tabs)
+        w.tabs.setCurrentWidget(live)
+
+    def on_pipeline_chapter_committed(self, chapter: int) -> None:
+        w = self.window
+        # The tree and the quality panel already followed the commit (chapters_changed). Opening the new
+        # chapter (an editor, its AI-phrase marks, its report) waits for the next event-loop turn, so the
+        # window never freezes for all of it at once.
+        self.close_live_tab()
+        tab = w.chapter_tab(chapter)
+        if tab is not None and not tab.editor.is_modified:
+            tab.editor.load()
+        QTimer.singleShot(0, lambda: self._show_committed(chapter, opened_here=tab is None))
+
+    def _show_committed(self, chapter: int, *, opened_here: bool) -> None:
+        w = self.window
+        if not w.project.is_open:
+            return
+        # 续写 N 章 shows each new chapter in turn: the previous one it opened goes, unless the author has
+        # been editing it, so fifty chapters do not leave fifty tabs.
+        previous = w.chapter_tab(self.auto_opened) if self.auto_opened else None
+        if previous is not None and previous.number != chapter and not previous.editor.is_modified:
+            index = w.tabs.indexOf(previous)
+            if index >= 0:
+                w._on_tabs_close_requested(index)
+        w.open_chapter(chapter)
+        self.auto_opened = chapter if opened_here else 0
+
+    def on_pipeline_finished(self) -> None:
+        w = self.window
+        if self.live is not None:
+            index = w.tabs.indexOf(self.live)
+            if index >= 0:
+                w.tabs.setTabText(index, tr("第{n}章（未完成）").format(n=self.live_chapter))
+        w.tree.reload()
+        w._update_status()
+
+    # ------------------------------------------------------------------ how a run ended
+    def _on_pipeline_failed(self, message: str) -> None:
+        title = tr("{what}没有完成").format(what=tr(RUN_TITLES.get(self.window.pipeline.run_name, "操作")))
+        alerts.warning(self.window, title, message)
+
+    def _on_pipeline_rebuild_finished(self, report: dict[str, Any]) -> None:
+        w = self.window
+        chapter = int(report.get("chapter", 0))
+        disagreeing: dict[Any, list[str]] = report.get("disagreeing") or {}
+        w.reload_chapters([chapter])
+        if disagreeing:
+            lines = "\n".join(
+                tr("第{n}章：{what}").format(n=n, what="；".join(reasons) or tr("与新状态不一致"))
+                for n, reasons in sorted(disagreeing.items(), key=lambda kv: int(kv[0]))
+            )
+            alerts.warning(
+                w,
+                tr("重建完成"),
+                tr(
+                    "第{n}章已重新摘要，故事状态已重放。以下后续章节与新状态不一致，请检查：\n\n{lines}"
+                ).format(n=chapter, lines=lines),
+            )
+        else:
+            w.statusBar().showMessage(tr("第{n}章重建完成；后续章节与新状态一致").format(n=chapter), 10000)
+
+    def _on_pipeline_lifecycle_finished(self, _action: str, message: str) -> None:
+        w = self.window
+        # Planning writes outlines and contracts, a review archives a volume: views re-read what they show.
+        w.tree.reload()
+        for path in w.project.outline_paths():
+            # The views re-read an outline on this signal, and keep one with unsaved edits as it is.
+            w.project.document_changed.emit(path)
+        last = message.strip().splitlines()[-1] if message.strip() else ""
+        w.statusBar().showMessage(last, 15000)
+
+    def _on_pipeline_volume_finished(self, volume: int) -> None:
+        self.window.statusBar().showMessage(
+            tr("第 {v} 卷已写完：下一步是卷末回顾（写作 → 卷末回顾）").format(v=volume), 15000
+        )

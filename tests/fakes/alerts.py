@@ -1,0 +1,36 @@
+"""Alerts recorded instead of shown: what the author would have read, and a chosen answer to questions."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QWidget
+
+from novel_desktop.ui.alerts import Answer, Kind, SaveAnswer, SaveChoice
+
+
+class RecordingAlerts:
+    """Every alert as (kind, title, text), kind one of info / warning / error / confirm / save_changes; ``answer`` (True:
+    是) answers every confirm at once, or ``answers`` one by one while it lasts."""
+
+    def __init__(self) -> None:
+        self.shown: list[tuple[str, str, str]] = []
+        self.answer = True
+        self.answers: list[bool] = []
+        #: How every "save your changes?" question is answered.
+        self.save_choice: SaveChoice = "save"
+
+    def show(self, kind: Kind, parent: QWidget | None, title: str, text: str) -> None:
+        self.shown.append((kind, title, text))
+
+    def confirm(
+        self, parent: QWidget | None, title: str, text: str, on_answer: Answer, *, default: bool
+    ) -> None:
+        self.shown.append(("confirm", title, text))
+        on_answer(self.answers.pop(0) if self.answers else self.answer)
+
+    def save_changes(self, parent: QWidget | None, title: str, text: str, on_answer: SaveAnswer) -> None:
+        self.shown.append(("save_changes", title, text))
+        on_answer(self.save_choice)
+
+    @property
+    def texts(self) -> list[str]:
+        return [text for _kind, _title, text in self.shown]
