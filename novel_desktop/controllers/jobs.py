@@ -129,7 +129,7 @@ class JobRunner(QObject):
         self.job_started.emit(job)
         return job
 
-    def run_blocking(
+    def run_in_thread(
         self,
         name: str,
         work: Callable[[], T],

@@ -371,7 +371,7 @@ class StylePage(QWidget):
             self._show_result(result)
             return
         self._analyzing = True
-        job = self.jobs.run_blocking("style_analysis", lambda: analyze_samples(files), title=tr("文风分析"))
+        job = self.jobs.run_in_thread("style_analysis", lambda: analyze_samples(files), title=tr("文风分析"))
         job.succeeded.connect(self._show_result)
         job.failed.connect(self._show_failure)
         job.finished.connect(self._on_analysis_finished)

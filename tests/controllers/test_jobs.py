@@ -59,7 +59,7 @@ def test_a_job_reports_its_progress_and_result_in_order(qloop: qasync.QEventLoop
 def test_blocking_work_runs_in_a_worker_thread(qloop: qasync.QEventLoop) -> None:
     runner = JobRunner()
     threads: list[threading.Thread] = []
-    job = runner.run_blocking("read", lambda: threads.append(threading.current_thread()) or "读完")
+    job = runner.run_in_thread("read", lambda: threads.append(threading.current_thread()) or "读完")
     qloop.run_until_complete(runner.idle())
     assert job.result == "读完"
     assert threads and threads[0] is not threading.main_thread()
@@ -72,7 +72,7 @@ def test_a_failure_is_reported_once_with_its_message(qloop: qasync.QEventLoop) -
     def broken() -> None:
         raise OSError("磁盘满了")
 
-    job = runner.run_blocking("export", broken)
+    job = runner.run_in_thread("export", broken)
     qloop.run_until_complete(runner.idle())
     assert [e for e in seen.events if e[0] == "failed"] == [("failed", "磁盘满了")]
     assert "succeeded" not in seen.names() and seen.names()[-2:] == ["finished", "busy"]
@@ -141,7 +141,7 @@ def test_the_end_signals_are_emitted_outside_the_task(qloop: qasync.QEventLoop) 
     """A slot of succeeded/failed may open a dialog: it must not run inside the job's task."""
     runner = JobRunner()
     inside: list[object] = []
-    job = runner.run_blocking("read", lambda: 1)
+    job = runner.run_in_thread("read", lambda: 1)
     job.succeeded.connect(lambda _r: inside.append(asyncio.current_task()))
     qloop.run_until_complete(runner.idle())
     assert inside and inside[0] is not job.task

@@ -27,7 +27,7 @@ class FileFlows:
 
     def _job(self, name: str, work: Any, error_title: str) -> Job:
         """``work`` in a worker thread; a failure is reported under ``error_title``."""
-        job = self.window.jobs.run_blocking(name, work, title=error_title)
+        job = self.window.jobs.run_in_thread(name, work, title=error_title)
         job.failed.connect(lambda message: alerts.error(self.window, error_title, message))
         return job
 
