@@ -50,9 +50,9 @@ def test_a_crafted_novel_exports_nothing_outside_the_folder(store: NovelStore, t
     _crafted(store, outside)
     base = tmp_path / "a" / "b"
     base.mkdir(parents=True)
-    before = {p for p in tmp_path.rglob("*")}
+    before = set(tmp_path.rglob("*"))
     report = export_folder(store, base / "out")
-    created = {p for p in tmp_path.rglob("*")} - before
+    created = set(tmp_path.rglob("*")) - before
     assert all(p.is_relative_to(base / "out") for p in created), created
     assert (base / "out" / "notes" / "ok.txt").read_bytes() == b"kept"
     assert (base / "out" / "ok-dir").is_dir()

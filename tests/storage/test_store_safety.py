@@ -105,10 +105,9 @@ def test_a_truncated_novel_is_reported_corrupt(novel_path: Path) -> None:
             store.put_document(f"research/note-{n}.md", "资料" * 2000)
     data = novel_path.read_bytes()
     novel_path.write_bytes(data[: len(data) // 2])
-    with pytest.raises(CorruptNovelError) as info:  # noqa: PT012
-        with NovelStore.open(novel_path, readonly=True) as store:
-            for name in store.list_documents("research/"):
-                store.document(name)
+    with pytest.raises(CorruptNovelError) as info, NovelStore.open(novel_path, readonly=True) as store:  # noqa: PT012
+        for name in store.list_documents("research/"):
+            store.document(name)
     assert str(novel_path) in str(info.value) and "备份" in str(info.value)
 
 
