@@ -169,3 +169,36 @@ def test_a_novel_on_a_network_file_system_uses_a_rollback_journal_and_says_so(
     with NovelStore.open(novel_path, write=True) as store:
         assert store.journal is not None and store.journal.mode == "WAL"
     assert _journal(novel_path) == "wal"
+
+
+def test_every_storage_message_has_an_english_translation() -> None:
+    import ast
+    import json
+
+    import novel_desktop.storage as storage_pkg
+    from novel_desktop.paths import resource
+
+    catalogue = json.loads(resource("i18n", "en", "storage.json").read_text(encoding="utf-8"))
+    sources: list[str] = []
+    for module in sorted(Path(storage_pkg.__file__).parent.glob("*.py")):
+        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "tr" and node.args:
+                arg = node.args[0]
+                assert isinstance(arg, ast.Constant) and isinstance(arg.value, str), ast.dump(arg)
+                sources.append(arg.value)
+    assert len(sources) > 20
+    missing = sorted(set(sources) - set(catalogue))
+    assert missing == []
+
+
+def test_errors_follow_the_selected_language(novel_path: Path) -> None:
+    from novel_desktop import i18n
+
+    novel_path.write_bytes(b"not a novel")
+    i18n.set_language("en")
+    try:
+        with pytest.raises(CorruptNovelError, match="damaged or not a novel file") as info:
+            NovelStore.open(novel_path, readonly=True)
+        assert str(novel_path) in str(info.value)
+    finally:
+        i18n.set_language("zh")
