@@ -111,10 +111,8 @@ def test_second_writer_is_refused_and_a_stale_lock_can_be_cleared(
 
     from sqlmodel import Session
 
-    from novel_desktop.storage.engine import writer
+    from novel_desktop.storage.engine import make_engine, writer
     from novel_desktop.storage.tables import LockRow
-
-    from novel_desktop.storage.engine import make_engine
 
     engine = make_engine(novel)
     with Session(writer(engine)) as s, s.begin():
