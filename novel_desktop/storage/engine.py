@@ -114,8 +114,11 @@ def can_write(path: Path) -> bool:
 
 def _ro_uri(path: Path) -> str:
     uri = f"file:{quote(str(path.absolute()))}?mode=ro"
-    if not can_write(path):
-        # Nobody can be writing it through this folder: no -wal/-shm are made, none are read.
+    wal = Path(f"{path}-wal")
+    pending = wal.exists() and wal.stat().st_size > 0
+    if not can_write(path) and not pending:
+        # Nobody can be writing it through this folder: no -wal/-shm are made, none are read. (With
+        # committed pages still in a -wal, immutable would hide them: then SQLite reads it read-only.)
         uri += "&immutable=1"
     return uri
 

@@ -287,8 +287,12 @@ def _walk(root: Path, report: ImportReport, dirs: list[str] | None = None) -> li
     return found
 
 
-def _read_capped(path: Path, rel: str, limit: int) -> bytes:
-    """The bytes of the regular file ``path``, refused beyond ``limit`` (never read unbounded)."""
+def read_capped(path: Path, rel: str, limit: int = MAX_IMPORT_FILE_BYTES) -> bytes:
+    """The bytes of the regular file ``path``, refused beyond ``limit`` (never read unbounded).
+
+    Raises :class:`FileTooLargeError` naming ``rel`` over the limit, :class:`StoreError` for a file that
+    cannot be opened or is not a regular file (a FIFO is never waited on, a device never read).
+    """
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
     try:
         fd = os.open(path, flags)
@@ -353,7 +357,7 @@ def import_folder(
     extras: dict[str, bytes] = {}
     kinds: dict[str, tuple[layout.Kind, int | None]] = {}
     for rel, path in entries:
-        data = _read_capped(path, rel, max_file_bytes)
+        data = read_capped(path, rel, max_file_bytes)
         kind, number = layout.classify(rel)
         if kind is layout.Kind.EXTRA:
             extras[rel] = data
@@ -555,4 +559,12 @@ def _json_fields(text: str, *keys: str) -> tuple[Any, ...]:
     return tuple(data.get(k) for k in keys)
 
 
-__all__ = ["ExportReport", "ImportReport", "dumps", "export_folder", "import_folder"]
+__all__ = [
+    "MAX_IMPORT_FILE_BYTES",
+    "ExportReport",
+    "ImportReport",
+    "dumps",
+    "export_folder",
+    "import_folder",
+    "read_capped",
+]

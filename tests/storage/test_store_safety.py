@@ -202,3 +202,35 @@ def test_errors_follow_the_selected_language(novel_path: Path) -> None:
         assert str(novel_path) in str(info.value)
     finally:
         i18n.set_language("zh")
+
+
+def test_a_read_only_copy_with_commits_still_in_its_wal_shows_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    source = tmp_path / "src" / "n.novel"
+    source.parent.mkdir()
+    with NovelStore.create(source, title="书") as store:
+        store.put_document("brief.md", "旧")
+        con = sqlite3.connect(source)
+        con.execute("PRAGMA wal_autocheckpoint=0")
+        con.execute("UPDATE documents SET content = '新' WHERE path = 'brief.md'")
+        con.commit()
+        # A snapshot as a kill -9 leaves it: the last commit lives only in the -wal.
+        copy = tmp_path / "copy" / "n.novel"
+        copy.parent.mkdir()
+        shutil.copy(source, copy)
+        shutil.copy(f"{source}-wal", f"{copy}-wal")
+        con.close()
+    assert Path(f"{copy}-wal").stat().st_size > 0
+    monkeypatch.setattr(engine_module, "can_write", lambda _p: False)
+    with NovelStore.open(copy, readonly=True) as ro:
+        assert ro.document("brief.md") == "新"
+
+
+def test_devices_are_never_read() -> None:
+    from novel_desktop.storage.folder import read_capped
+
+    with pytest.raises(StoreError, match="不是普通文件"):
+        read_capped(Path("/dev/zero"), "zero")
