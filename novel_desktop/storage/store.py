@@ -232,6 +232,13 @@ class NovelStore(
         try:
             if self._lock is not None:
                 lock.release(self.engine, self._lock.token)
+        except Exception as exc:
+            # A lock left behind by a failed release is ours (this host, this pid): once this process
+            # exits, the next writer takes it over without asking.
+            mapped = errors.translate(exc, self.path)
+            if mapped is None or mapped is exc:
+                raise
+            raise mapped from exc
         finally:
             self._lock = None
             self.engine.dispose()

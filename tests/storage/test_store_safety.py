@@ -234,3 +234,15 @@ def test_devices_are_never_read() -> None:
 
     with pytest.raises(StoreError, match="不是普通文件"):
         read_capped(Path("/dev/zero"), "zero")
+
+
+def test_a_full_disk_while_closing_is_a_store_error(
+    novel_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from novel_desktop.storage import lock
+
+    store = NovelStore.create(novel_path, title="书")
+    monkeypatch.setattr(lock, "release", _full)
+    with pytest.raises(DiskFullError, match="磁盘已满"):
+        store.close()
+    assert not store.writable
