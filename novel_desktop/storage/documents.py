@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from sqlmodel import col, select
@@ -31,6 +32,17 @@ class DocumentRepository(Repository):
             raise StoreError(f"{path} 不是项目文档路径 (not a project document path)")
         with self._write() as s:
             s.merge(DocumentRow(path=path, content=content, updated_at=iso_now()))
+
+    def put_documents(self, documents: Mapping[str, str]) -> None:
+        """Write several documents in one transaction: all of them, or (on any error or kill) none."""
+        for path in documents:
+            kind, _ = layout.classify(path)
+            if kind is not layout.Kind.DOCUMENT or not layout.is_safe_relpath(path):
+                raise StoreError(f"{path} 不是项目文档路径 (not a project document path)")
+        now = iso_now()
+        with self._write() as s:
+            for path, content in documents.items():
+                s.merge(DocumentRow(path=path, content=content, updated_at=now))
 
     def list_documents(self, prefix: str = "") -> list[str]:
         with self._read() as s:
@@ -76,7 +88,12 @@ class ExtraFileRepository(Repository):
     """Files the seed layout does not name, kept byte for byte."""
 
     def put_extra_file(self, path: str, data: bytes) -> None:
-        """Keep a file the seed layout does not name (front matter of an imported manuscript, …)."""
+        """Keep a file the seed layout does not name (front matter of an imported manuscript, …).
+
+        A name that would leave an exported folder (absolute, ``..``) is refused with :class:`StoreError`.
+        """
+        if not layout.is_safe_relpath(path):
+            raise StoreError(f"{path!r} 不是安全的相对路径 (not a safe relative path)")
         with self._write() as s:
             s.merge(ExtraFileRow(path=path, data=data))
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,8 +19,16 @@ from sqlmodel import Session, col, select
 
 from novel_desktop.domain.common import iso_now
 from novel_desktop.domain.text import count_chars
-from novel_desktop.storage import layout
-from novel_desktop.storage.engine import writer
+from novel_desktop.i18n import tr
+from novel_desktop.storage import errors, layout
+from novel_desktop.storage.atomic import (
+    clean_stale,
+    new_novel_file,
+    publish_novel,
+    replace_folder,
+    temp_sibling,
+)
+from novel_desktop.storage.errors import FileTooLargeError, TargetExistsError, UnsafePathError
 from novel_desktop.storage.store import NovelStore, StoreError, content_hash, dumps, title_of
 from novel_desktop.storage.tables import (
     AnswerRow,
@@ -65,9 +75,13 @@ SKELETON_DIRS = (
 
 @dataclass
 class ExportReport:
+    """What an export wrote, and the stored names it refused (paths that would leave the folder)."""
+
     folder: Path
     files: int = 0
     chapters: int = 0
+    skipped: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -86,21 +100,57 @@ class ImportReport:
 
 
 # ---------------------------------------------------------------------------- export
-def export_folder(store: NovelStore, folder: str | Path, *, skeleton: bool = False) -> ExportReport:
-    """Write the novel as a seed project folder. The folder must be new or empty.
+def _novel_files(novel: Path) -> list[Path]:
+    return [novel, *(Path(f"{novel}{suffix}") for suffix in ("-wal", "-shm", "-journal", ".lock"))]
 
-    ``skeleton`` also creates every folder of the seed layout (``staging/chapters`` …) where an external
-    executor writes its outputs; without it an imported novel gets back exactly the folders it came with.
+
+def _check_output(store: NovelStore, out: Path) -> None:
+    """Refuse an output that is the novel (any spelling, symlink or hard link), its journal or lock files,
+    or a folder holding the novel (replacing it would delete the novel)."""
+    novel = store.path.resolve()
+    for own in _novel_files(novel):
+        same = out == own
+        if not same and out.exists() and own.exists():
+            try:
+                same = os.path.samefile(out, own)
+            except OSError:
+                same = False
+        if same:
+            raise UnsafePathError(
+                tr("导出目标就是小说文件本身（或它的日志/锁文件），不会写入：{path}").format(path=out)
+            )
+    if novel.is_relative_to(out):
+        raise UnsafePathError(tr("导出目标文件夹包含小说文件本身，不会替换：{path}").format(path=out))
+
+
+def export_folder(
+    store: NovelStore, folder: str | Path, *, skeleton: bool = False, force: bool = False
+) -> ExportReport:
+    """Write the novel as a seed project folder.
+
+    The folder is written into a temporary sibling and renamed into place at the end, so a kill or a full
+    disk never leaves half a folder. An existing non-empty ``folder`` is replaced only with ``force``
+    (:class:`TargetExistsError` otherwise); an output that is the novel or holds it raises
+    :class:`UnsafePathError`. A stored name that would leave the folder (absolute, ``..``) is not written
+    and is listed in the report's ``skipped``. ``skeleton`` also creates every folder of the seed layout
+    (``staging/chapters`` …) where an external executor writes its outputs; without it an imported novel gets
+    back exactly the folders it came with. Works on a store opened read-only.
     """
-    out = Path(folder)
-    if out.exists() and (not out.is_dir() or any(out.iterdir())):
-        raise StoreError(f"目标文件夹不是空的，不会覆盖：{out} (target folder is not empty)")
+    out = Path(folder).resolve()
+    _check_output(store, out)
+    if not out.parent.is_dir():
+        raise StoreError(tr("目录不存在：{path}").format(path=out.parent))
+    if out.exists() and not force and (not out.is_dir() or any(out.iterdir())):
+        raise TargetExistsError(
+            tr("目标文件夹不是空的，不会覆盖：{path}（确认要替换请加 --force）").format(path=out)
+        )
+    report = ExportReport(out)
     files: dict[str, bytes] = {}
 
     def put(path: str, text: str) -> None:
-        files[path] = text.encode("utf-8")
+        files[path] = text.encode("utf-8", errors="surrogateescape")
 
-    with Session(store.engine) as s:
+    with store._read() as s:
         cp = s.get(CheckpointRow, 1)
         if cp is not None:
             put(layout.CHECKPOINT, cp.content)
@@ -133,16 +183,42 @@ def export_folder(store: NovelStore, folder: str | Path, *, skeleton: bool = Fal
         for extra in s.exec(select(ExtraFileRow)):
             files[extra.path] = extra.data
 
+    for rel in sorted(files):
+        if not layout.is_safe_relpath(rel):
+            del files[rel]
+            report.skipped.append(rel)
+            report.warnings.append(
+                tr("{name}：存储的路径会写到导出文件夹之外，已拒绝").format(name=repr(rel))
+            )
     dirs = _export_dirs(store)
     if skeleton:
         dirs = sorted({*dirs, *SKELETON_DIRS})
-    for rel in dirs:
-        (out / rel).mkdir(parents=True, exist_ok=True)
-    for rel, data in sorted(files.items()):
-        target = out / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
-    return ExportReport(out, len(files), chapters)
+    clean_stale(out, "export")
+    tmp = temp_sibling(out, "export")
+    try:
+        tmp.mkdir()
+        root = os.path.realpath(tmp)
+        for rel in dirs:
+            (tmp / rel).mkdir(parents=True, exist_ok=True)
+        for rel, data in sorted(files.items()):
+            target = tmp / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if not os.path.realpath(target).startswith(root + os.sep):
+                report.skipped.append(rel)  # cannot happen with safe names; never write outside
+                continue
+            with open(target, "xb") as fh:  # never through an existing file or link
+                fh.write(data)
+            report.files += 1
+        replace_folder(tmp, out, force=force)
+    except BaseException as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(exc, OSError):
+            mapped = errors.translate(exc, out)
+            if mapped is not None:
+                raise mapped from exc
+        raise
+    report.chapters = chapters
+    return report
 
 
 def _export_dirs(store: NovelStore) -> list[str]:
@@ -155,23 +231,86 @@ def _export_dirs(store: NovelStore) -> list[str]:
             dirs = None
         if isinstance(dirs, list) and all(isinstance(d, str) for d in dirs):
             # Never outside the target folder, whatever the file says.
-            return [d for d in dirs if d and not d.startswith("/") and ".." not in d.split("/")]
+            return [d for d in dirs if layout.is_safe_relpath(d)]
     return list(SKELETON_DIRS)
 
 
 # ---------------------------------------------------------------------------- import
+#: No single file of a folder import is read beyond this many bytes.
+MAX_IMPORT_FILE_BYTES = 64 * 1024 * 1024
+
+
 def _walk(root: Path, report: ImportReport, dirs: list[str] | None = None) -> list[tuple[str, Path]]:
+    """The regular files under ``root``; symlinks and special files (FIFO, device, socket) are skipped and
+    listed in ``report.skipped`` with a warning, so nothing outside the folder is ever read."""
     found: list[tuple[str, Path]] = []
+    real_root = os.path.realpath(root)
     for dirpath, dirnames, filenames in os.walk(root):
         rel_dir = Path(dirpath).relative_to(root)
-        for skipped in sorted(d for d in dirnames if d in SKIPPED_DIRS):
-            report.skipped.append((rel_dir / skipped).as_posix() + "/")
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
+        keep: list[str] = []
+        for d in sorted(dirnames):
+            rel = (rel_dir / d).as_posix()
+            if d in SKIPPED_DIRS:
+                report.skipped.append(rel + "/")
+            elif os.path.islink(os.path.join(dirpath, d)):
+                report.skipped.append(rel + "/")
+                report.warnings.append(tr("{name}：是符号链接，已跳过").format(name=rel + "/"))
+            else:
+                keep.append(d)
+        dirnames[:] = keep
         if dirs is not None:
             dirs.extend((rel_dir / d).as_posix() for d in dirnames)
         for name in sorted(filenames):
-            found.append(((rel_dir / name).as_posix(), Path(dirpath) / name))
+            rel = (rel_dir / name).as_posix()
+            full = Path(dirpath) / name
+            try:
+                st = full.lstat()
+            except OSError as exc:
+                report.skipped.append(rel)
+                report.warnings.append(
+                    tr("{name}：无法读取（{reason}），已跳过").format(name=rel, reason=exc.strerror)
+                )
+                continue
+            if stat.S_ISLNK(st.st_mode):
+                report.skipped.append(rel)
+                report.warnings.append(tr("{name}：是符号链接，已跳过").format(name=rel))
+            elif not stat.S_ISREG(st.st_mode):
+                report.skipped.append(rel)
+                report.warnings.append(
+                    tr("{name}：不是普通文件（管道、设备或套接字），已跳过").format(name=rel)
+                )
+            elif not os.path.realpath(full).startswith(real_root + os.sep) or not layout.is_safe_relpath(rel):
+                report.skipped.append(rel)
+                report.warnings.append(tr("{name}：路径在所选文件夹之外，已跳过").format(name=rel))
+            else:
+                found.append((rel, full))
     return found
+
+
+def read_capped(path: Path, rel: str, limit: int = MAX_IMPORT_FILE_BYTES) -> bytes:
+    """The bytes of the regular file ``path``, refused beyond ``limit`` (never read unbounded).
+
+    Raises :class:`FileTooLargeError` naming ``rel`` over the limit, :class:`StoreError` for a file that
+    cannot be opened or is not a regular file (a FIFO is never waited on, a device never read).
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise StoreError(
+            tr("无法读取 {name}：{reason}").format(name=rel, reason=exc.strerror or exc)
+        ) from exc
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # replaced by a FIFO or device since the walk
+            raise StoreError(tr("{name} 不是普通文件，已拒绝").format(name=rel))
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise FileTooLargeError(
+            tr("{name} 超过 {mb} MB，不能导入；请把它移出文件夹或拆分后重试").format(
+                name=rel, mb=limit // 2**20
+            )
+        )
+    return data
 
 
 def _check(rel: str, text: str, report: ImportReport) -> None:
@@ -196,8 +335,15 @@ def import_folder(
     title: str | None = None,
     genre: str | None = None,
     platform: str = "web",
+    max_file_bytes: int = MAX_IMPORT_FILE_BYTES,
 ) -> ImportReport:
-    """Read a seed project folder into a new ``.novel`` file and report what was read."""
+    """Read a seed project folder into a new ``.novel`` file and report what was read.
+
+    Only regular files inside ``folder`` are read (symlinks and special files are skipped with a warning);
+    a file over ``max_file_bytes`` raises :class:`FileTooLargeError` naming it. The novel is built in a
+    temporary file beside ``novel`` and renamed at the end: after a kill at any point there is either no
+    ``novel`` (and the retry succeeds) or a complete one.
+    """
     root = Path(folder)
     if not root.is_dir():
         raise StoreError(f"找不到文件夹：{root} (no such folder)")
@@ -211,7 +357,7 @@ def import_folder(
     extras: dict[str, bytes] = {}
     kinds: dict[str, tuple[layout.Kind, int | None]] = {}
     for rel, path in entries:
-        data = path.read_bytes()
+        data = read_capped(path, rel, max_file_bytes)
         kind, number = layout.classify(rel)
         if kind is layout.Kind.EXTRA:
             extras[rel] = data
@@ -240,35 +386,48 @@ def import_folder(
     volumes = _chapter_volumes(kinds)
     brief = texts.get("brief.md", "")
     novel_title = title or title_of(brief) or root.name
-    store = NovelStore.create(novel, title=novel_title, genre=genre, platform=platform)
-    try:
-        now = iso_now()
-        with Session(writer(store.engine)) as s, s.begin():
-            for rel, text in sorted(texts.items()):
-                kind, number = kinds[rel]
-                _check(rel, text, report)
-                _import_one(s, rel, text, kind, number, volumes, now, report)
-                report.count(kind.value)
-            for rel, data in sorted(extras.items()):
-                s.merge(ExtraFileRow(path=rel, data=data))
-                report.extra_files.append(rel)
-            s.merge(MetaRow(key=FOLDER_DIRS_META, value=json.dumps(sorted(folder_dirs), ensure_ascii=False)))
-            if layout.CHECKPOINT not in texts and chapter_numbers:
-                # A folder without a checkpoint: resume after its last chapter.
-                cp = json.loads(s.get(CheckpointRow, 1).content)  # type: ignore[union-attr]
-                cp.update(last_completed_chapter=max(chapter_numbers), orchestrator_state="WRITING")
-                s.merge(CheckpointRow(id=1, content=dumps(cp)))
-                report.warnings.append(
-                    ".checkpoint.json 缺失，已按最后一章重建 (no checkpoint; rebuilt from the last chapter)"
-                )
-        report.chapters = len(chapter_numbers)
-    except Exception:
-        store.close()
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{novel}{suffix}").unlink(missing_ok=True)
-        raise
-    store.close()
+    target = Path(novel)
+    with new_novel_file(target) as tmp:
+        store = NovelStore.create(tmp, title=novel_title, genre=genre, platform=platform)
+        try:
+            _fill(store, texts, extras, kinds, folder_dirs, volumes, chapter_numbers, report)
+        finally:
+            store.close()
+        publish_novel(tmp, target)
+    report.chapters = len(chapter_numbers)
     return report
+
+
+def _fill(
+    store: NovelStore,
+    texts: dict[str, str],
+    extras: dict[str, bytes],
+    kinds: dict[str, tuple[layout.Kind, int | None]],
+    folder_dirs: list[str],
+    volumes: dict[int, int],
+    chapter_numbers: set[int],
+    report: ImportReport,
+) -> None:
+    """Everything the folder held, in one transaction."""
+    now = iso_now()
+    with store._write() as s:
+        for rel, text in sorted(texts.items()):
+            kind, number = kinds[rel]
+            _check(rel, text, report)
+            _import_one(s, rel, text, kind, number, volumes, now, report)
+            report.count(kind.value)
+        for rel, data in sorted(extras.items()):
+            s.merge(ExtraFileRow(path=rel, data=data))
+            report.extra_files.append(rel)
+        s.merge(MetaRow(key=FOLDER_DIRS_META, value=json.dumps(sorted(folder_dirs), ensure_ascii=False)))
+        if layout.CHECKPOINT not in texts and chapter_numbers:
+            # A folder without a checkpoint: resume after its last chapter.
+            cp = json.loads(s.get(CheckpointRow, 1).content)  # type: ignore[union-attr]
+            cp.update(last_completed_chapter=max(chapter_numbers), orchestrator_state="WRITING")
+            s.merge(CheckpointRow(id=1, content=dumps(cp)))
+            report.warnings.append(
+                ".checkpoint.json 缺失，已按最后一章重建 (no checkpoint; rebuilt from the last chapter)"
+            )
 
 
 def _chapter_volumes(kinds: dict[str, tuple[layout.Kind, int | None]]) -> dict[int, int]:
@@ -400,4 +559,12 @@ def _json_fields(text: str, *keys: str) -> tuple[Any, ...]:
     return tuple(data.get(k) for k in keys)
 
 
-__all__ = ["ExportReport", "ImportReport", "dumps", "export_folder", "import_folder"]
+__all__ = [
+    "MAX_IMPORT_FILE_BYTES",
+    "ExportReport",
+    "ImportReport",
+    "dumps",
+    "export_folder",
+    "import_folder",
+    "read_capped",
+]

@@ -158,3 +158,17 @@ def staged_chapter(path: str) -> int | None:
     """The chapter a staging key belongs to, read from its name (``chapter-048``), if any."""
     m = _STAGED_CHAPTER.search(path)
     return int(m.group(1)) if m else None
+
+
+def is_safe_relpath(path: str) -> bool:
+    """Whether ``path`` is a relative POSIX path that stays inside its folder.
+
+    Refused: empty names, absolute paths (``/x``, ``\\x``, ``C:x``), ``..`` or ``.`` components, empty
+    components, backslashes (a separator on Windows) and NUL. Every stored name a folder export writes and
+    every name a folder import keeps passes this check.
+    """
+    if not path or "\x00" in path or "\\" in path or path.startswith("/"):
+        return False
+    if len(path) >= 2 and path[1] == ":":
+        return False
+    return all(part not in ("", ".", "..") for part in path.split("/"))

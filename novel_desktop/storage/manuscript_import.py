@@ -3,7 +3,9 @@
 Chapters become committed chapters whose only revision is of kind ``imported``; volume titles go to
 ``volumes/vol-NN/volume.json``; what the split kept aside (front matter, trailing boilerplate, words between a
 volume heading and its first chapter) is kept as extra files under ``import/``, with a report of the import.
-Everything is written in one transaction after the file is created; on any failure the new file is removed.
+The novel is built in a temporary file beside the target (everything in one transaction) and given its name
+only when complete: after a failure or a kill -9 at any point there is no half novel and no stale lock, and
+the retry of the same import succeeds.
 """
 
 from __future__ import annotations
@@ -12,12 +14,10 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sqlmodel import Session
-
 from novel_desktop.domain.common import iso_now
 from novel_desktop.domain.manuscript import SplitResult
 from novel_desktop.storage import layout
-from novel_desktop.storage.engine import writer
+from novel_desktop.storage.atomic import new_novel_file, publish_novel
 from novel_desktop.storage.store import (
     NovelStore,
     StoreError,
@@ -83,15 +83,14 @@ def import_manuscript(
     if len(set(numbers)) != len(numbers) or min(numbers) < 0:
         raise StoreError("章节序号重复或为负，无法导入 (chapter numbers collide)")
     path = Path(novel_path)
-    store = NovelStore.create(path, title=title, genre=genre, platform=platform)
-    try:
-        summary = _write(store, split, title, source_name, encoding)
-    except BaseException:
-        store.close()
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{path}{suffix}").unlink(missing_ok=True)
-        raise
-    store.close()
+    with new_novel_file(path) as tmp:
+        store = NovelStore.create(tmp, title=title, genre=genre, platform=platform)
+        try:
+            summary = _write(store, split, title, source_name, encoding)
+        finally:
+            store.close()
+        publish_novel(tmp, path)
+    summary.novel = path
     return summary
 
 
@@ -109,7 +108,7 @@ def _write(
             kept[volume_intro_file(volume.number)] = volume.text + "\n"
     last = max(split.chapters, key=lambda c: c.number)
     total = 0
-    with Session(writer(store.engine)) as s, s.begin():
+    with store._write() as s:
         for chapter in split.chapters:
             text = chapter.stored_text()
             row = ChapterRow(

@@ -19,18 +19,14 @@ from sqlalchemy import Engine
 from sqlmodel import Session
 
 from novel_desktop.domain.common import iso_now
+from novel_desktop.i18n import tr
 from novel_desktop.storage import lock
-from novel_desktop.storage.engine import writer
+from novel_desktop.storage.engine import JournalChoice, writer
+from novel_desktop.storage.errors import ReadOnlyError as ReadOnlyError
+from novel_desktop.storage.errors import StoreError as StoreError
+from novel_desktop.storage.errors import translate
 
 PLATFORMS = ("qidian", "tomato", "jjwxc", "web")
-
-
-class StoreError(Exception):
-    """A request the store refuses, with a message for the author."""
-
-
-class ReadOnlyError(StoreError):
-    """A write to a novel opened read-only."""
 
 
 def default_checkpoint() -> dict[str, Any]:
@@ -86,23 +82,54 @@ def content_hash(text: str) -> str:
 class Repository:
     """One open ``.novel`` file: the base of every repository (and of ``NovelStore``, which joins them)."""
 
-    def __init__(self, path: Path, engine: Engine, held: lock.LockInfo | None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        engine: Engine,
+        held: lock.LockInfo | None,
+        journal: JournalChoice | None = None,
+    ) -> None:
         self.path = path
         self.engine = engine
         self._lock = held
         self.backup_path: Path | None = None
+        #: The journal mode of a writable store and why (WAL, or DELETE on a network file system);
+        #: None for a read-only store, which never changes it.
+        self.journal = journal
+        self._heartbeat = lock.Heartbeat(engine, held.token) if held is not None else None
 
     @property
     def writable(self) -> bool:
         return self._lock is not None
 
-    def _read(self) -> Session:
-        return Session(self.engine)
+    @property
+    def readonly(self) -> bool:
+        return self._lock is None
+
+    @contextmanager
+    def _read(self) -> Iterator[Session]:
+        """A read session; what SQLite raises becomes a :class:`StoreError` naming the file."""
+        try:
+            with Session(self.engine) as session:
+                yield session
+        except Exception as exc:
+            mapped = translate(exc, self.path, writing=False)
+            if mapped is None or mapped is exc:
+                raise
+            raise mapped from exc
 
     @contextmanager
     def _write(self) -> Iterator[Session]:
         """One write transaction (``BEGIN IMMEDIATE`` … ``COMMIT``); any exception rolls it all back."""
         if self._lock is None:
-            raise ReadOnlyError("这部小说以只读方式打开，不能修改 (the novel is open read-only)")
-        with Session(writer(self.engine), expire_on_commit=False) as session, session.begin():
-            yield session
+            raise ReadOnlyError(
+                tr("{path} 以只读方式打开，不能修改；请以写入方式重新打开").format(path=self.path)
+            )
+        try:
+            with Session(writer(self.engine), expire_on_commit=False) as session, session.begin():
+                yield session
+        except Exception as exc:
+            mapped = translate(exc, self.path)
+            if mapped is None or mapped is exc:
+                raise
+            raise mapped from exc

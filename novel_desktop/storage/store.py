@@ -26,7 +26,8 @@ from novel_desktop.domain.records import (
     RevisionInfo,
     StatusReport,
 )
-from novel_desktop.storage import layout, lock
+from novel_desktop.i18n import tr
+from novel_desktop.storage import errors, layout, lock
 from novel_desktop.storage.chapters import ChapterRepository
 from novel_desktop.storage.checkpoint import (
     OPS_SKIP_KEY,
@@ -36,7 +37,16 @@ from novel_desktop.storage.checkpoint import (
 )
 from novel_desktop.storage.commit import ChapterCommit
 from novel_desktop.storage.documents import AnswerRepository, DocumentRepository, ExtraFileRepository
-from novel_desktop.storage.engine import make_engine, writer
+from novel_desktop.storage.engine import can_write, choose_journal, make_engine, writer
+from novel_desktop.storage.errors import (
+    CorruptNovelError,
+    DiskFullError,
+    FileTooLargeError,
+    NovelBusyError,
+    ReadOnlyFileError,
+    TargetExistsError,
+    UnsafePathError,
+)
 from novel_desktop.storage.migrations import SchemaError, current_version, file_version, migrate
 from novel_desktop.storage.repository import (
     PLATFORMS,
@@ -63,12 +73,19 @@ __all__ = [
     "PLATFORMS",
     "ChapterInfo",
     "CommitResult",
+    "CorruptNovelError",
+    "DiskFullError",
+    "FileTooLargeError",
+    "NovelBusyError",
     "NovelStore",
     "ReadOnlyError",
+    "ReadOnlyFileError",
     "RebuildReport",
     "RevisionInfo",
     "StatusReport",
     "StoreError",
+    "TargetExistsError",
+    "UnsafePathError",
     "clear_stale_lock",
     "content_hash",
     "default_checkpoint",
@@ -100,17 +117,28 @@ class NovelStore(
         genre: str | None = None,
         platform: str = "web",
     ) -> NovelStore:
-        """Create a new novel file, open for writing. An existing file is never overwritten."""
+        """Create a new novel file, open for writing. An existing file is never overwritten.
+
+        Raises :class:`StoreError` (:class:`ReadOnlyFileError` for a folder that cannot be written,
+        :class:`DiskFullError` …); a failure leaves no file behind.
+        """
         p = Path(path)
-        if p.exists():
-            raise StoreError(f"文件已存在，不会覆盖：{p} (file exists, not overwritten)")
+        if p.exists() or p.is_symlink():
+            raise StoreError(tr("文件已存在，不会覆盖：{path}").format(path=p))
         if not title.strip():
-            raise StoreError("书名不能为空 (title must not be empty)")
+            raise StoreError(tr("书名不能为空"))
         if platform not in PLATFORMS:
-            raise StoreError(f"未知平台 {platform!r}，可选：{', '.join(PLATFORMS)} (unknown platform)")
+            raise StoreError(
+                tr("未知平台 {platform}，可选：{choices}").format(
+                    platform=platform, choices=", ".join(PLATFORMS)
+                )
+            )
         if not p.parent.exists():
-            raise StoreError(f"目录不存在：{p.parent} (folder does not exist)")
-        engine = make_engine(p)
+            raise StoreError(tr("目录不存在：{path}").format(path=p.parent))
+        if not can_write(p):
+            raise errors.read_only_file(p)
+        journal = choose_journal(p)
+        engine = make_engine(p, journal=journal.mode)
         try:
             migrate(engine, p)
             now = iso_now()
@@ -128,27 +156,48 @@ class NovelStore(
                     StateSnapshotRow(state_version=0, chapter=0, content=dumps(empty_state()), created_at=now)
                 )
             held = lock.acquire(engine, purpose="write")
-        except Exception:
+        except Exception as exc:
             engine.dispose()
-            for suffix in ("", "-wal", "-shm"):
+            for suffix in ("", "-wal", "-shm", "-journal"):
                 Path(f"{p}{suffix}").unlink(missing_ok=True)
-            raise
-        return cls(p, engine, held)
+            mapped = errors.translate(exc, p)
+            if mapped is None or mapped is exc:
+                raise
+            raise mapped from exc
+        return cls(p, engine, held, journal)
 
     @classmethod
-    def open(cls, path: str | Path, *, write: bool = True) -> NovelStore:
-        """Open an existing novel. ``write=True`` takes the single-writer lock and migrates old files."""
+    def open(cls, path: str | Path, *, write: bool = True, readonly: bool | None = None) -> NovelStore:
+        """Open an existing novel.
+
+        ``write=True`` takes the single-writer lock and migrates old files. ``readonly=True`` (the same as
+        ``write=False``) opens the file with SQLite's ``mode=ro``: nothing is written, the journal mode is
+        not changed, no lock is taken, and a read-only file or folder can be read. Raises
+        :class:`~novel_desktop.storage.lock.ProjectLocked`, :class:`SchemaError` or a :class:`StoreError`
+        (:class:`CorruptNovelError`, :class:`ReadOnlyFileError`, :class:`DiskFullError` …) naming the file.
+        """
+        if readonly is not None:
+            write = not readonly
         p = Path(path)
         if not p.is_file():
-            raise StoreError(f"找不到小说文件：{p} (no such novel file)")
-        with p.open("rb") as fh:
-            if fh.read(16) != b"SQLite format 3\x00":
-                raise StoreError(f"不是 novel_desktop 的小说文件：{p} (not a .novel file)")
-        engine = make_engine(p)
+            raise StoreError(tr("找不到小说文件：{path}").format(path=p))
+        try:
+            with p.open("rb") as fh:
+                header = fh.read(16)
+        except OSError as exc:
+            raise StoreError(
+                tr("无法读取 {path}：{reason}").format(path=p, reason=exc.strerror or exc)
+            ) from exc
+        if header != b"SQLite format 3\x00":
+            raise errors.corrupt(p)
+        if write and not can_write(p):
+            raise errors.read_only_file(p)
+        journal = choose_journal(p) if write else None
+        engine = make_engine(p, readonly=not write, journal=journal.mode if journal else "WAL")
         try:
             version = file_version(engine)
             if version == 0:
-                raise StoreError(f"不是 novel_desktop 的小说文件：{p} (not a .novel file)")
+                raise StoreError(tr("不是 novel_desktop 的小说文件：{path}").format(path=p))
             held: lock.LockInfo | None = None
             backup: Path | None = None
             if write:
@@ -165,19 +214,34 @@ class NovelStore(
                     f"此文件需要升级数据格式（{version} → {current_version()}），请以写入方式打开一次 "
                     "(open it for writing once to upgrade it)"
                 )
-        except Exception:
+        except Exception as exc:
             engine.dispose()
-            raise
-        store = cls(p, engine, held)
+            mapped = errors.translate(exc, p, writing=write)
+            if mapped is None or mapped is exc:
+                raise
+            raise mapped from exc
+        store = cls(p, engine, held, journal)
         store.backup_path = backup
         return store
 
     def close(self) -> None:
-        """Release the lock (if held) and close the file."""
-        if self._lock is not None:
-            lock.release(self.engine, self._lock.token)
+        """Stop the heartbeat, release the lock (if held) and close the file."""
+        if self._heartbeat is not None:
+            self._heartbeat.stop()
+            self._heartbeat = None
+        try:
+            if self._lock is not None:
+                lock.release(self.engine, self._lock.token)
+        except Exception as exc:
+            # A lock left behind by a failed release is ours (this host, this pid): once this process
+            # exits, the next writer takes it over without asking.
+            mapped = errors.translate(exc, self.path)
+            if mapped is None or mapped is exc:
+                raise
+            raise mapped from exc
+        finally:
             self._lock = None
-        self.engine.dispose()
+            self.engine.dispose()
 
     def __enter__(self) -> NovelStore:
         return self
@@ -230,7 +294,8 @@ class NovelStore(
 
 def clear_stale_lock(path: str | Path, *, force: bool = False) -> lock.LockInfo | None:
     """Clear a stale writer lock of the novel at ``path`` (after the author confirmed it); return it."""
-    engine = make_engine(Path(path))
+    p = Path(path)
+    engine = make_engine(p, journal=choose_journal(p).mode)
     try:
         return lock.clear_stale(engine, force=force)
     finally:

@@ -104,7 +104,10 @@ def test_a_failure_while_writing_leaves_no_file(novel_path: Path, monkeypatch: p
         original_init(self, **kwargs)
 
     monkeypatch.setattr(ChapterRevisionRow, "__init__", failing_init)
-    with pytest.raises(OSError, match="No space"):
+    from novel_desktop.storage.store import DiskFullError
+
+    with pytest.raises(DiskFullError, match="磁盘已满"):
         import_manuscript(split, novel_path, title="书")
     assert not novel_path.exists()
     assert not Path(f"{novel_path}-wal").exists()
+    assert list(novel_path.parent.iterdir()) == []  # no temporary file left either

@@ -154,12 +154,13 @@ def test_a_novel_held_elsewhere_names_the_holder(
 def test_a_stale_lock_is_cleared_when_the_author_agrees(
     qtbot: QtBot, seed_novel: Path, alerts: RecordingAlerts
 ) -> None:
-    from tests.storage.test_lock import _dead_pid, _plant_lock
+    from tests.storage.test_lock import _plant_lock
 
     store = NovelStore.open(seed_novel, write=True)
     from datetime import timedelta
 
-    _plant_lock(store, pid=_dead_pid(), host=socket.gethostname(), age=timedelta(minutes=1))
+    # Another host's lock without a heartbeat for over ten minutes is stale: cleared when the author agrees.
+    _plant_lock(store, pid=4242, host="another-laptop", age=timedelta(minutes=11))
     store.engine.dispose()  # leave the planted lock behind, as a crashed process would
     alerts.answer = True
     settings = AppSettings()
@@ -169,6 +170,25 @@ def test_a_stale_lock_is_cleared_when_the_author_agrees(
     assert "已不存在" in alerts.texts[0]
     assert win.project.is_open
     assert settings.recent_novels == [str(seed_novel.resolve())]
+    win.close()
+
+
+def test_the_lock_of_a_dead_process_on_this_host_is_taken_over_without_asking(
+    qtbot: QtBot, seed_novel: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from datetime import timedelta
+
+    from tests.storage.test_lock import _dead_pid, _plant_lock
+
+    store = NovelStore.open(seed_novel, write=True)
+    _plant_lock(store, pid=_dead_pid(), host=socket.gethostname(), age=timedelta(minutes=1))
+    store.engine.dispose()
+    seen = _messages(monkeypatch, QMessageBox.StandardButton.No)
+    win = MainWindow(settings=AppSettings())
+    qtbot.addWidget(win)
+    assert win.open_novel(seed_novel)
+    assert seen == []
+    assert win.project.is_open
     win.close()
 
 
