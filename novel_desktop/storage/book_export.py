@@ -4,8 +4,8 @@ Chapter text in the store is Markdown-ish web-novel text (an optional ``# ç¬¬Nç«
 paragraphs, perhaps already indented with full-width spaces). :func:`load_book` normalises it once into a
 :class:`Book` of volumes, chapters and paragraphs; each format renders that model to bytes (EPUB and DOCX in
 :mod:`novel_desktop.storage.book_formats`); the bytes reach the disk through
-:mod:`novel_desktop.storage.export_file`, which refuses to write over the novel, replaces an existing file only
-when asked, and writes atomically, so a failed export never leaves a half file or clobbers the old one.
+:mod:`novel_desktop.storage.export_file`, which refuses to write over the novel, replaces an existing file
+only when asked, and writes atomically, so a failed export never leaves a half file or clobbers the old one.
 A chapter whose stored text holds invalid bytes is exported repaired and reported; the others are untouched.
 """
 
