@@ -48,6 +48,7 @@ from novel_desktop.domain.manuscript import (
     SplitVolume,
 )
 from novel_desktop.domain.text import is_fullwidth_punct, is_han
+from novel_desktop.i18n import tr
 
 SUPPORTED_SUFFIXES = (".txt", ".md", ".markdown", ".docx", ".epub")
 #: A rise in chapter numbers larger than this is taken as a typo in a heading, not as missing chapters.
@@ -148,11 +149,12 @@ def read_manuscript(path: str | Path) -> Manuscript:
     suffix = p.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
         raise ManuscriptError(
-            f"不支持的文件格式「{p.suffix or '无扩展名'}」，请另存为 .txt、.md、.docx 或 .epub "
-            f"(unsupported format; use .txt, .md, .docx or .epub): {p}"
+            tr("不支持的文件格式「{suffix}」，请另存为 .txt、.md、.docx 或 .epub：{path}").format(
+                suffix=p.suffix or tr("无扩展名"), path=p
+            )
         )
     if not p.exists():
-        raise ManuscriptError(f"找不到文件：{p} (file not found)")
+        raise ManuscriptError(tr("找不到文件：{path}").format(path=p))
     try:
         if suffix == ".docx":
             return Manuscript(read_docx(p), "utf-8", "docx")
@@ -164,7 +166,9 @@ def read_manuscript(path: str | Path) -> Manuscript:
             raise
         raise type(exc)(f"{p.name}: {exc}") from None
     except OSError as exc:
-        raise ManuscriptError(f"无法读取文件 {p} (cannot read): {exc.strerror or exc}") from None
+        raise ManuscriptError(
+            tr("无法读取文件 {path}：{reason}").format(path=p, reason=exc.strerror or exc)
+        ) from None
     return Manuscript(text, encoding, "md" if suffix in (".md", ".markdown") else "txt")
 
 

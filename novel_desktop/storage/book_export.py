@@ -116,8 +116,7 @@ def parse_chapter_range(spec: str) -> range:
     m = _RANGE_RE.match(spec)
     if m is None:
         raise ChapterRangeError(
-            f"章节范围格式不对：“{spec}”，应写成 5、3-10 或 20-（从第 20 章到最后）"
-            " (bad chapter range; use A, A-B or A-)"
+            tr("章节范围格式不对：“{spec}”，应写成 5、3-10 或 20-（从第 20 章到最后）").format(spec=spec)
         )
     start = int(m.group(1))
     if m.group(2) is None:
@@ -127,10 +126,10 @@ def parse_chapter_range(spec: str) -> range:
     else:
         end = sys.maxsize - 1  # open end: every chapter from A on
     if start < 1:
-        raise ChapterRangeError(f"章节号从 1 开始：“{spec}” (chapter numbers start at 1)")
+        raise ChapterRangeError(tr("章节号从 1 开始：“{spec}”").format(spec=spec))
     if end < start:
         raise ChapterRangeError(
-            f"章节范围起点大于终点：“{spec}”，应写成 {end}-{start} (range start is after its end)"
+            tr("章节范围起点大于终点：“{spec}”，应写成 {end}-{start}").format(spec=spec, end=end, start=start)
         )
     return range(start, end + 1)
 

@@ -311,3 +311,44 @@ def test_docx_export_keeps_html_in_titles_as_text(hostile: NovelStore, tmp_path:
     export_book(hostile, out, "docx")
     text = _text_of(out, "docx")
     assert f"书名{HOSTILE}" in text and f"第1章 {HOSTILE}" in text and f"正文{HOSTILE}" in text
+
+
+# ---------------------------------------------------------------------------------------------- language
+def test_every_message_of_export_and_manuscript_reading_has_an_english_translation() -> None:
+    import ast
+    import json
+    import re
+
+    from novel_desktop.paths import resource
+
+    catalogue = json.loads(resource("i18n", "en", "book_files.json").read_text(encoding="utf-8"))
+    package = Path(__file__).resolve().parents[2] / "novel_desktop"
+    sources = []
+    for name in (
+        "storage/book_export.py",
+        "storage/export_file.py",
+        "analysis/manuscript.py",
+        "analysis/manuscript_files.py",
+    ):
+        for node in ast.walk(ast.parse((package / name).read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "tr" and node.args:
+                arg = node.args[0]
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    sources.append(arg.value)
+    assert [s for s in sources if s not in catalogue] == []
+    assert sorted(set(sources)) == sorted(catalogue)  # nothing stale in the catalogue either
+    for source, english in catalogue.items():
+        assert set(re.findall(r"\{\w+\}", source)) == set(re.findall(r"\{\w+\}", english)), source
+
+
+def test_in_english_a_refused_export_says_so_in_english(novel: NovelStore, tmp_path: Path) -> None:
+    from novel_desktop import i18n
+
+    out = tmp_path / "book.txt"
+    out.write_text("x", encoding="utf-8")
+    i18n.set_language("en")
+    try:
+        with pytest.raises(ExportTargetExists, match=r"already exists: .*book\.txt.*--force"):
+            export_book(novel, out, "txt")
+    finally:
+        i18n.set_language("zh")
