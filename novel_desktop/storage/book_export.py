@@ -144,7 +144,6 @@ def describe_range(chapters: range) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- normalising
-_HEADING_RE = re.compile(r"^#{1,6}\s*(.*?)\s*#*\s*$")
 _NUMERALS = "0-9〇零一二三四五六七八九十百千万两"
 #: A line that is a chapter title even without a Markdown mark ("第十二章 夜雨", "第3回").
 _PLAIN_TITLE_RE = re.compile(rf"^第[{_NUMERALS}]+[章回节](?:\s|$|[：:、.．])")
@@ -181,14 +180,27 @@ def chinese_number(n: int) -> str:
     return out
 
 
+def _heading_text(line: str) -> str | None:
+    """The words of a Markdown heading line (``## 标题 ##`` → ``标题``), or None for any other line.
+
+    Plain string operations: the regex ``^#{1,6}\\s*(.*?)\\s*#*\\s*$`` took minutes on a line with a long
+    run of spaces, and chapter text can come from any imported manuscript.
+    """
+    text = line.strip()
+    if not text.startswith("#"):
+        return None
+    marks = min(len(text) - len(text.lstrip("#")), 6)
+    return text[marks:].strip().rstrip("#").rstrip()
+
+
 def _clean_line(line: str) -> str:
     """A body line without indentation and Markdown marks, as a reader should see it."""
     text = line.strip()  # str.strip() also removes the ideographic space U+3000
     if _SCENE_BREAK_RE.match(text):
         return SCENE_BREAK
-    heading = _HEADING_RE.match(text)
-    if heading:
-        text = heading.group(1)
+    heading = _heading_text(text)
+    if heading is not None:
+        text = heading
     if text.startswith(">"):
         text = text.lstrip("> ").strip()
     return _EMPHASIS_RE.sub(r"\2", text).strip()
@@ -205,9 +217,9 @@ def normalise_chapter(info: ChapterInfo, text: str) -> BookChapter:
     title = ""
     if lines:
         first = lines[0].strip()
-        heading = _HEADING_RE.match(first)
-        if heading and heading.group(1):
-            title = _EMPHASIS_RE.sub(r"\2", heading.group(1))
+        heading = _heading_text(first)
+        if heading:
+            title = _EMPHASIS_RE.sub(r"\2", heading)
             lines = lines[1:]
         elif _PLAIN_TITLE_RE.match(first):
             title = first

@@ -250,3 +250,22 @@ def test_an_epub_without_a_package_document_is_refused(tmp_path: Path) -> None:
         z.writestr("mimetype", "application/epub+zip")
     with pytest.raises(ManuscriptError, match=r"空\.epub.*EPUB.*META-INF/container.xml"):
         read_manuscript(path)
+
+
+# ---------------------------------------------------------------------------------------------- hostile lines
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(
+    "line",
+    [
+        " " * 1_000_000 + "x",
+        "\u3000" * 1_000_000 + "第",
+        "x" + " " * 1_000_000 + "y",
+        "（" + " " * 500_000 + "完",
+    ],
+)
+def test_a_line_with_a_huge_blank_run_is_split_not_hung_on(line: str) -> None:
+    # The heading patterns backtracked quadratically over such a run: a million spaces took hours.
+    text = f"第一章 开端\n{line}\n第二章 结尾\n完。\n{line}\n"
+    result = split_manuscript(text)
+    assert [c.title for c in result.chapters] == ["第一章 开端", "第二章 结尾"]
+    assert result.chapters[0].text == line.rstrip()

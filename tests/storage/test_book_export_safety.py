@@ -352,3 +352,18 @@ def test_in_english_a_refused_export_says_so_in_english(novel: NovelStore, tmp_p
             export_book(novel, out, "txt")
     finally:
         i18n.set_language("zh")
+
+
+@pytest.mark.timeout(60)
+def test_a_chapter_line_with_a_huge_blank_run_exports(store: NovelStore, tmp_path: Path) -> None:
+    # "# a" + spaces + "b" made the heading pattern backtrack cubically (5000 spaces took minutes).
+    _add(store, 1, "# 第1章 开端\n\n　　正文。\n")
+    # Stored directly: committing such text hangs in storage's title_of today (reported, not this module's).
+    line = "# 第1章 开端" + " " * 1_000_000 + "尾"
+    connection = sqlite3.connect(store.path)
+    with connection:
+        connection.execute("UPDATE chapter_revisions SET content = ?", (f"{line}\n\n　　正文。\n",))
+    connection.close()
+    out = tmp_path / "书.txt"
+    export_book(store, out, "txt")
+    assert out.read_text(encoding="utf-8").startswith("第1章 开端" + " " * 1_000_000 + "尾\n\n　　正文。")
