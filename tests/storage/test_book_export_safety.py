@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from novel_desktop.storage import layout
 from novel_desktop.storage.book_export import (
@@ -367,3 +369,19 @@ def test_a_chapter_line_with_a_huge_blank_run_exports(store: NovelStore, tmp_pat
     out = tmp_path / "书.txt"
     export_book(store, out, "txt")
     assert out.read_text(encoding="utf-8").startswith("第1章 开端" + " " * 1_000_000 + "尾\n\n　　正文。")
+
+
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc")), max_size=40))
+def test_markdown_escaping_hides_every_mark_and_loses_nothing(text: str) -> None:
+    import html
+    import re
+
+    from novel_desktop.storage.book_export import _md_escape
+
+    escaped = _md_escape(text)
+    assert "<" not in escaped and ">" not in escaped
+    # Every Markdown mark left in the output is preceded by a backslash, and removing the escapes gives the
+    # author's text back.
+    assert not re.search(r"(?<!\\)[`*_\[\]~]", escaped.replace("\\\\", ""))
+    assert not re.match(r"[#+\-=|]|\d+[.)](\s|$)", escaped)
+    assert html.unescape(re.sub(r"\\(.)", r"\1", escaped)) == text
