@@ -78,8 +78,9 @@ def decode_bytes(data: bytes) -> tuple[str, str]:
                 text, encoding = data.decode(codec), name
             except UnicodeDecodeError as exc:
                 raise ManuscriptError(
-                    f"文件以 {name} 标记开头，但内容无法按此编码解码 "
-                    f"(BOM says {name} but decoding failed): {exc}"
+                    tr("文件以 {encoding} 标记开头，但内容无法按此编码解码：{reason}").format(
+                        encoding=name, reason=exc
+                    )
                 ) from None
             break
     if text is None and b"\x00" in data:
@@ -114,7 +115,7 @@ def _decode_utf16_without_bom(data: bytes) -> tuple[str, str]:
         if best is None or score > best[0]:
             best = (score, text, codec)
     if best is None or best[0] < 0.95:
-        raise ManuscriptError("文件含有二进制内容，不是文本 (the file contains binary data, not text)")
+        raise ManuscriptError(tr("文件含有二进制内容，不是文本"))
     return best[1], best[2]
 
 
@@ -132,10 +133,7 @@ def _decode_legacy(data: bytes) -> tuple[str, str]:
     try:
         return data.decode("gb18030"), "gb18030"
     except UnicodeDecodeError:
-        raise ManuscriptError(
-            "无法识别文件编码（支持 UTF-8、UTF-16、GB18030/GBK、Big5）"
-            "(unknown encoding; UTF-8, UTF-16, GB18030/GBK and Big5 are supported)"
-        ) from None
+        raise ManuscriptError(tr("无法识别文件编码（支持 UTF-8、UTF-16、GB18030/GBK、Big5）")) from None
 
 
 def read_manuscript(path: str | Path) -> Manuscript:

@@ -82,12 +82,16 @@ def read_text_bytes(path: Path, limit: int | None = None) -> bytes:
     with open_regular(path) as fh:
         data = fh.read(cap + 1)
     if len(data) > cap:
-        raise ManuscriptTooLarge(
-            tr("{name} 超过 {limit} MB，不像一部书稿，已拒绝读取；请拆分后再导入").format(
-                name=path.name, limit=cap // _MB
-            )
-        )
+        raise _file_too_large(path, cap)
     return data
+
+
+def _file_too_large(path: Path, limit: int) -> ManuscriptTooLarge:
+    return ManuscriptTooLarge(
+        tr("{name} 超过 {limit} MB，不像一部书稿，已拒绝读取；请拆分后再导入").format(
+            name=path.name, limit=max(limit // _MB, 1)
+        )
+    )
 
 
 # ====================================================================== archives
@@ -124,6 +128,9 @@ class SafeArchive:
         self.used = 0
         self._fh = open_regular(path)
         try:
+            # The directory is parsed whole by ZipFile: a file beyond the limit could hold millions of entries.
+            if os.fstat(self._fh.fileno()).st_size > MAX_ARCHIVE_BYTES:
+                raise _file_too_large(path, MAX_ARCHIVE_BYTES)
             self.zip = zipfile.ZipFile(self._fh)
         except (zipfile.BadZipFile, ValueError, EOFError) as exc:
             self._fh.close()

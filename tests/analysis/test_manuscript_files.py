@@ -94,9 +94,23 @@ def test_an_archive_over_the_total_limit_is_refused_from_its_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "大.epub"
-    _write_epub(path, {"c1.xhtml": "<h2>第一章 开端</h2><p>" + _han(4000) + "</p>"})
+    _write_epub(path, {"c1.xhtml": "<h2>第一章 开端</h2><p>" + "字" * 4000 + "</p>"})
+    assert path.stat().st_size < 5000  # the file is small; what it expands to is not
     monkeypatch.setattr(manuscript_files, "MAX_ARCHIVE_BYTES", 5000)
-    with pytest.raises(ManuscriptTooLarge, match=r"大\.epub.*压缩炸弹"):
+    with pytest.raises(ManuscriptTooLarge, match=r"大\.epub 中的 OEBPS/c1\.xhtml.*压缩炸弹"):
+        read_manuscript(path)
+
+
+def test_an_archive_file_beyond_the_limit_is_refused_before_its_directory_is_parsed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "巨.docx"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
+        for i in range(200):  # a directory of many entries is what makes parsing it costly
+            z.writestr(f"word/media/{i}.bin", os.urandom(64))
+    monkeypatch.setattr(manuscript_files, "MAX_ARCHIVE_BYTES", 10_000)
+    monkeypatch.setattr(zipfile, "ZipFile", None)  # never reached
+    with pytest.raises(ManuscriptTooLarge, match=r"巨\.docx 超过"):
         read_manuscript(path)
 
 
