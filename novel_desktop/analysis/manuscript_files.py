@@ -128,7 +128,7 @@ class SafeArchive:
         self.used = 0
         self._fh = open_regular(path)
         try:
-            # The directory is parsed whole by ZipFile: a file beyond the limit could hold millions of entries.
+            # ZipFile parses the whole directory: a file beyond the limit could hold millions of entries.
             if os.fstat(self._fh.fileno()).st_size > MAX_ARCHIVE_BYTES:
                 raise _file_too_large(path, MAX_ARCHIVE_BYTES)
             self.zip = zipfile.ZipFile(self._fh)
