@@ -22,6 +22,7 @@ import posixpath
 import re
 import stat
 import zipfile
+import zlib
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
@@ -40,6 +41,8 @@ MAX_RATIO = 100
 RATIO_FLOOR = 1024 * 1024
 _CHUNK = 1 << 16
 _MB = 1024 * 1024
+#: What a damaged archive raises while a member is opened or inflated (zlib.error is no OSError).
+_BROKEN = (zipfile.BadZipFile, zlib.error, OSError, EOFError, RuntimeError, NotImplementedError, ValueError)
 
 
 class ManuscriptError(Exception):
@@ -185,7 +188,10 @@ class SafeArchive:
             info = self.zip.getinfo(name)
         except KeyError:
             raise self.invalid(tr("缺少 {member}").format(member=name)) from None
-        return _CappedReader(self, info)
+        try:
+            return _CappedReader(self, info)
+        except _BROKEN as exc:  # encrypted, an unknown compression, a damaged local header
+            raise self.invalid(exc) from None
 
     def has(self, name: str) -> bool:
         return name in self.zip.NameToInfo
@@ -194,7 +200,7 @@ class SafeArchive:
         reader = self.open(name)
         try:
             return b"".join(reader.chunks())
-        except (zipfile.BadZipFile, OSError, EOFError, RuntimeError) as exc:
+        except _BROKEN as exc:
             raise self.invalid(exc) from None
         finally:
             reader.close()
@@ -310,7 +316,7 @@ def read_docx(path: Path) -> str:
                             del parent[0]
         except etree.XMLSyntaxError as exc:
             raise archive.invalid(exc) from None
-        except (zipfile.BadZipFile, OSError, EOFError, RuntimeError) as exc:
+        except _BROKEN as exc:
             raise archive.invalid(exc) from None
         finally:
             reader.close()
@@ -415,7 +421,7 @@ def read_epub(path: Path) -> str:
                     parser.feed(decoder.decode(chunk))
                 parser.feed(decoder.decode(b"", final=True))
                 parser.close()
-            except (zipfile.BadZipFile, OSError, EOFError, RuntimeError) as exc:
+            except _BROKEN as exc:
                 raise archive.invalid(exc) from None
             finally:
                 reader.close()

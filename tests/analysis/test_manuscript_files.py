@@ -283,3 +283,43 @@ def test_a_line_with_a_huge_blank_run_is_split_not_hung_on(line: str) -> None:
     result = split_manuscript(text)
     assert [c.title for c in result.chapters] == ["第一章 开端", "第二章 结尾"]
     assert result.chapters[0].text == line.rstrip()
+
+
+@pytest.mark.parametrize("suffix", [".docx", ".epub"])
+def test_a_damaged_or_encrypted_member_is_reported_as_an_invalid_file(tmp_path: Path, suffix: str) -> None:
+    path = tmp_path / f"坏{suffix}"
+    member = "word/document.xml" if suffix == ".docx" else "OEBPS/c1.xhtml"
+    _write_epub(path, {"c1.xhtml": "<h2>第一章 开端</h2><p>" + _han(20000) + "</p>"})
+    with zipfile.ZipFile(path, "a", zipfile.ZIP_DEFLATED) as z:
+        if suffix == ".docx":
+            z.writestr(member, "<w:document>" + _han(20000) + "</w:document>")
+        info = z.getinfo(member)
+    data = bytearray(path.read_bytes())
+    middle = info.header_offset + 100 + info.compress_size // 2
+    data[middle : middle + 64] = bytes(64)  # damaged in the middle of the deflate stream
+    path.write_bytes(bytes(data))
+    with pytest.raises(ManuscriptError, match=rf"坏\{suffix} 不是有效的"):
+        read_manuscript(path)
+
+    encrypted = tmp_path / f"密{suffix}"
+    _write_epub(encrypted, {"c1.xhtml": "<p>正文</p>"})
+    raw = bytearray(encrypted.read_bytes())
+    with zipfile.ZipFile(encrypted) as z:
+        offsets = [i.header_offset for i in z.infolist()]
+    for offset in offsets:  # the "encrypted" flag in every local header; the directory keeps its own
+        raw[offset + 6] |= 1
+    encrypted.write_bytes(bytes(raw))
+    with zipfile.ZipFile(encrypted) as z:
+        directory_offset = z.start_dir
+    pos = directory_offset
+    while raw[pos : pos + 4] == b"PK\x01\x02":
+        raw[pos + 8] |= 1
+        pos += (
+            46
+            + int.from_bytes(raw[pos + 28 : pos + 30], "little")
+            + int.from_bytes(raw[pos + 30 : pos + 32], "little")
+            + int.from_bytes(raw[pos + 32 : pos + 34], "little")
+        )
+    encrypted.write_bytes(bytes(raw))
+    with pytest.raises(ManuscriptError, match=rf"密\{suffix} 不是有效的"):
+        read_manuscript(encrypted)
