@@ -364,7 +364,8 @@ _XHTML_TYPES = frozenset(("application/xhtml+xml", "text/html"))
 
 
 def _epub_documents(archive: SafeArchive) -> list[str]:
-    """The members of the spine that are chapters, in reading order (the navigation page is not one)."""
+    """The XHTML members of the spine in reading order. A navigation page in the spine is read too: its list
+    of headings becomes front matter when the manuscript is split, as a table of contents in a .txt does."""
     container = _xml(archive, "META-INF/container.xml")
     opf_path = next(
         (
@@ -378,16 +379,12 @@ def _epub_documents(archive: SafeArchive) -> list[str]:
         raise archive.invalid(tr("找不到内容清单（OPF）"))
     opf_path = unquote(opf_path).lstrip("/")
     opf = _xml(archive, opf_path)
-    manifest: dict[str, tuple[str, str, str]] = {}
+    manifest: dict[str, tuple[str, str]] = {}
     spine: list[str] = []
     for e in opf.iter():
         name = _local(e.tag)
         if name == "item" and e.get("id") and e.get("href"):
-            manifest[str(e.get("id"))] = (
-                str(e.get("href")),
-                str(e.get("media-type", "")),
-                str(e.get("properties", "")),
-            )
+            manifest[str(e.get("id"))] = (str(e.get("href")), str(e.get("media-type", "")))
         elif name == "itemref" and e.get("idref"):
             spine.append(str(e.get("idref")))
     base = posixpath.dirname(opf_path)
@@ -396,8 +393,8 @@ def _epub_documents(archive: SafeArchive) -> list[str]:
         entry = manifest.get(idref)
         if entry is None:
             continue
-        href, media_type, properties = entry
-        if media_type not in _XHTML_TYPES or "nav" in properties.split():
+        href, media_type = entry
+        if media_type not in _XHTML_TYPES:
             continue
         members.append(posixpath.normpath(posixpath.join(base, unquote(href.split("#", 1)[0]))))
     return members

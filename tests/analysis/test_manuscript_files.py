@@ -51,7 +51,7 @@ def _write_epub(path: Path, chapters: dict[str, str]) -> None:
         z.writestr(zipfile.ZipInfo("mimetype"), "application/epub+zip")
         z.writestr("META-INF/container.xml", CONTAINER)
         z.writestr("OEBPS/content.opf", _opf(list(chapters)))
-        z.writestr("OEBPS/nav.xhtml", _xhtml("<nav><ol><li>第一章 目录项</li></ol></nav>"))
+        z.writestr("OEBPS/nav.xhtml", _xhtml("<nav><h1>目录</h1></nav>"))
         for name, body in chapters.items():
             z.writestr(f"OEBPS/{name}", _xhtml(body))
 
