@@ -93,15 +93,16 @@ def check_target(out: Path, novel: Path | None, *, force: bool = False) -> None:
         raise ExportWriteError(tr("目录不存在：{path}").format(path=out.parent))
     if not os.path.lexists(out):
         return
+    # Read-only first: --force would not help, so it is not what the message should suggest.
+    if _read_only(out):
+        raise ExportTargetReadOnly(
+            tr("输出文件 {path} 是只读的，不会替换它；请换一个文件名，或先取消它的只读属性").format(path=out)
+        )
     if not force:
         raise ExportTargetExists(
             tr("输出文件已存在：{path}，未覆盖；确认要替换它时请用 --force（窗口中会先询问）").format(
                 path=out
             )
-        )
-    if _read_only(out):
-        raise ExportTargetReadOnly(
-            tr("输出文件 {path} 是只读的，不会替换它；请换一个文件名，或先取消它的只读属性").format(path=out)
         )
 
 

@@ -138,8 +138,9 @@ def test_a_read_only_file_is_never_replaced(novel: NovelStore, tmp_path: Path) -
     out = tmp_path / "书.docx"
     out.write_bytes(b"published version")
     out.chmod(stat.S_IRUSR | stat.S_IRGRP)
-    with pytest.raises(ExportTargetReadOnly, match="只读"):
-        export_book(novel, out, "docx", force=True)
+    for force in (False, True):  # without force too: --force would not help, so it is not suggested
+        with pytest.raises(ExportTargetReadOnly, match="只读"):
+            export_book(novel, out, "docx", force=force)
     assert out.read_bytes() == b"published version"
     assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith("测试小说")) == ["书.docx"]
 
