@@ -164,12 +164,14 @@ def _classify(line: str, start: int, end: int) -> Heading | None:
     stripped = line.strip()
     if not stripped or len(stripped) > 80:
         return None
-    m = _NUMBERED_RE.match(line)
+    # The patterns run on the stripped line, at most 80 characters: on the raw line their overlapping
+    # whitespace runs backtrack quadratically (a line of a million spaces and one letter took hours).
+    m = _NUMBERED_RE.match(stripped)
     if m:
         number = parse_chinese_number(m.group("num").replace(" ", ""))
         if number is None:
             return None
-        title = _clean_title(m.group("rest"), bracketed=_is_bracketed(line))
+        title = _clean_title(m.group("rest"), bracketed=_is_bracketed(stripped))
         if title is None:
             return None
         marker = m.group("marker")
@@ -178,7 +180,7 @@ def _classify(line: str, start: int, end: int) -> Heading | None:
         )
         label = "第" + m.group("num").strip() + marker
         return Heading(kind, number, label, title, stripped, start, end)
-    m = _SPECIAL_RE.match(line)
+    m = _SPECIAL_RE.match(stripped)
     if m:
         keyword, rest = m.group("kw"), m.group("rest")
         if keyword.startswith("番外"):
@@ -189,7 +191,7 @@ def _classify(line: str, start: int, end: int) -> Heading | None:
                 rest = rest[n.end() :]
             elif rest.startswith("之"):
                 rest = " " + rest[1:]
-        title = _clean_title(rest, bracketed=_is_bracketed(line))
+        title = _clean_title(rest, bracketed=_is_bracketed(stripped))
         if title is None:
             return None
         base = keyword[:3] if keyword.startswith("番外篇") else keyword[:2]
@@ -219,9 +221,12 @@ def trailing_cut(text: str, start: int, end: int) -> int:
     offset = start
     for line in text[start:end].split("\n"):
         line_end = offset + len(line) + 1
-        if _TRAILING_START.match(line):
+        # Matched on the stripped line (a book-end line is short): on the raw line both patterns backtrack
+        # quadratically over a long run of spaces.
+        stripped = line.strip()
+        if _TRAILING_START.match(stripped[:120]):
             return offset
-        if _BOOK_END.match(line):
+        if len(stripped) <= 80 and _BOOK_END.match(stripped):
             # The end mark is the author's; whatever follows it (afterword, ads, licence) is kept aside.
             rest = text[min(line_end, end) : end]
             return min(line_end, end) if rest.strip() else end

@@ -30,11 +30,16 @@ Nothing is lost: :meth:`SplitResult.pieces` in order equals the input up to whit
 from __future__ import annotations
 
 import re
-import zipfile
-from html.parser import HTMLParser
 from pathlib import Path
 
 from novel_desktop.analysis.headings import Heading, scan_headings, trailing_cut
+from novel_desktop.analysis.manuscript_files import (
+    ManuscriptError,
+    ManuscriptTooLarge,
+    read_docx,
+    read_epub,
+    read_text_bytes,
+)
 from novel_desktop.domain.manuscript import (
     ChapterKind,
     Manuscript,
@@ -43,14 +48,11 @@ from novel_desktop.domain.manuscript import (
     SplitVolume,
 )
 from novel_desktop.domain.text import is_fullwidth_punct, is_han
+from novel_desktop.i18n import tr
 
 SUPPORTED_SUFFIXES = (".txt", ".md", ".markdown", ".docx", ".epub")
 #: A rise in chapter numbers larger than this is taken as a typo in a heading, not as missing chapters.
 MAX_GAP = 20
-
-
-class ManuscriptError(Exception):
-    """A manuscript that cannot be read; the message is for the author (Chinese, English in parentheses)."""
 
 
 # ====================================================================== reading
@@ -76,8 +78,9 @@ def decode_bytes(data: bytes) -> tuple[str, str]:
                 text, encoding = data.decode(codec), name
             except UnicodeDecodeError as exc:
                 raise ManuscriptError(
-                    f"文件以 {name} 标记开头，但内容无法按此编码解码 "
-                    f"(BOM says {name} but decoding failed): {exc}"
+                    tr("文件以 {encoding} 标记开头，但内容无法按此编码解码：{reason}").format(
+                        encoding=name, reason=exc
+                    )
                 ) from None
             break
     if text is None and b"\x00" in data:
@@ -112,7 +115,7 @@ def _decode_utf16_without_bom(data: bytes) -> tuple[str, str]:
         if best is None or score > best[0]:
             best = (score, text, codec)
     if best is None or best[0] < 0.95:
-        raise ManuscriptError("文件含有二进制内容，不是文本 (the file contains binary data, not text)")
+        raise ManuscriptError(tr("文件含有二进制内容，不是文本"))
     return best[1], best[2]
 
 
@@ -130,110 +133,41 @@ def _decode_legacy(data: bytes) -> tuple[str, str]:
     try:
         return data.decode("gb18030"), "gb18030"
     except UnicodeDecodeError:
-        raise ManuscriptError(
-            "无法识别文件编码（支持 UTF-8、UTF-16、GB18030/GBK、Big5）"
-            "(unknown encoding; UTF-8, UTF-16, GB18030/GBK and Big5 are supported)"
-        ) from None
+        raise ManuscriptError(tr("无法识别文件编码（支持 UTF-8、UTF-16、GB18030/GBK、Big5）")) from None
 
 
 def read_manuscript(path: str | Path) -> Manuscript:
     """Read a ``.txt``/``.md`` (any supported encoding), ``.docx`` or ``.epub`` manuscript.
 
-    Raises :class:`ManuscriptError` with a message for the author when the file is missing, unreadable, or of
-    a format that is not supported.
+    Raises :class:`ManuscriptError` with a message for the author that names the file when it is missing,
+    unreadable, not a regular file or of a format that is not supported, and :class:`ManuscriptTooLarge`
+    beyond the reading limits (see :mod:`novel_desktop.analysis.manuscript_files`).
     """
     p = Path(path)
     suffix = p.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
         raise ManuscriptError(
-            f"不支持的文件格式「{p.suffix or '无扩展名'}」，请另存为 .txt、.md、.docx 或 .epub "
-            f"(unsupported format; use .txt, .md, .docx or .epub): {p}"
+            tr("不支持的文件格式「{suffix}」，请另存为 .txt、.md、.docx 或 .epub：{path}").format(
+                suffix=p.suffix or tr("无扩展名"), path=p
+            )
         )
-    if not p.is_file():
-        raise ManuscriptError(f"找不到文件：{p} (file not found)")
+    if not p.exists():
+        raise ManuscriptError(tr("找不到文件：{path}").format(path=p))
     try:
         if suffix == ".docx":
-            return Manuscript(_read_docx(p), "utf-8", "docx")
+            return Manuscript(read_docx(p), "utf-8", "docx")
         if suffix == ".epub":
-            return Manuscript(_read_epub(p), "utf-8", "epub")
-        text, encoding = decode_bytes(p.read_bytes())
+            return Manuscript(read_epub(p), "utf-8", "epub")
+        text, encoding = decode_bytes(read_text_bytes(p))
     except ManuscriptError as exc:
-        raise ManuscriptError(f"{p.name}: {exc}") from None
+        if p.name in str(exc):
+            raise
+        raise type(exc)(f"{p.name}: {exc}") from None
     except OSError as exc:
-        raise ManuscriptError(f"无法读取文件 {p} (cannot read): {exc.strerror or exc}") from None
+        raise ManuscriptError(
+            tr("无法读取文件 {path}：{reason}").format(path=p, reason=exc.strerror or exc)
+        ) from None
     return Manuscript(text, encoding, "md" if suffix in (".md", ".markdown") else "txt")
-
-
-def _read_docx(path: Path) -> str:
-    import docx
-
-    if not zipfile.is_zipfile(path):
-        raise ManuscriptError("不是有效的 Word 文档 (not a valid .docx file)")
-    try:
-        document = docx.Document(str(path))
-    except Exception as exc:  # python-docx raises many types (zip, XML, missing parts) for a broken file
-        raise ManuscriptError(f"不是有效的 Word 文档 (not a valid .docx file): {exc}") from None
-    return "\n".join(str(paragraph.text) for paragraph in document.paragraphs)
-
-
-class _HtmlText(HTMLParser):
-    """Text of an XHTML chapter: block elements become line breaks; head, script and style are skipped."""
-
-    BLOCKS = frozenset(
-        {"p", "div", "br", "h1", "h2", "h3", "h4", "h5", "h6", "li", "tr", "section", "article"}
-        | {"blockquote", "pre", "hr", "title", "dt", "dd"}
-    )
-    SKIPPED = frozenset(("head", "script", "style"))
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self._skip = 0
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in self.SKIPPED:
-            self._skip += 1
-        elif tag in self.BLOCKS:
-            self.parts.append("\n")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in self.SKIPPED:
-            self._skip = max(0, self._skip - 1)
-        elif tag in self.BLOCKS:
-            self.parts.append("\n")
-
-    def handle_data(self, data: str) -> None:
-        if not self._skip:
-            # Source indentation of the XHTML is not text; a line break inside a paragraph is a space.
-            self.parts.append(re.sub(r"[\r\n\t]+", "", data))
-
-    def text(self) -> str:
-        # Block elements open and close with a line break: one paragraph is one line, as in a .txt manuscript.
-        return re.sub(r"\n[ \t]*(?:\n[ \t]*)+", "\n", "".join(self.parts)).strip("\n")
-
-
-def _read_epub(path: Path) -> str:
-    import ebooklib
-    from ebooklib import epub
-
-    if not zipfile.is_zipfile(path):
-        raise ManuscriptError("不是有效的 EPUB 电子书 (not a valid .epub file)")
-    try:
-        book = epub.read_epub(str(path), options={"ignore_ncx": True})
-    except Exception as exc:  # ebooklib raises many types (zip, XML, missing parts) for a broken file
-        raise ManuscriptError(f"不是有效的 EPUB 电子书 (not a valid .epub file): {exc}") from None
-    texts: list[str] = []
-    for entry in book.spine:
-        item_id = entry[0] if isinstance(entry, tuple) else entry
-        item = book.get_item_with_id(item_id)
-        if item is None or item.get_type() != ebooklib.ITEM_DOCUMENT:
-            continue
-        parser = _HtmlText()
-        parser.feed(item.get_content().decode("utf-8", errors="replace"))
-        parser.close()
-        if chunk := parser.text():
-            texts.append(chunk)
-    return "\n\n".join(texts)
 
 
 def split_manuscript(text: str) -> SplitResult:
@@ -472,6 +406,7 @@ __all__ = [
     "ChapterKind",
     "Manuscript",
     "ManuscriptError",
+    "ManuscriptTooLarge",
     "SplitChapter",
     "SplitResult",
     "SplitVolume",

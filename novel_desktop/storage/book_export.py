@@ -2,27 +2,41 @@
 
 Chapter text in the store is Markdown-ish web-novel text (an optional ``# 第N章 标题`` heading, then
 paragraphs, perhaps already indented with full-width spaces). :func:`load_book` normalises it once into a
-:class:`Book` of volumes, chapters and paragraphs; each format renders that model to bytes; the bytes reach
-the disk through :func:`write_atomic`, so a failed export never leaves a half file or clobbers the old one.
+:class:`Book` of volumes, chapters and paragraphs; each format renders that model to bytes (EPUB and DOCX in
+:mod:`novel_desktop.storage.book_formats`); the bytes reach the disk through
+:mod:`novel_desktop.storage.export_file`, which refuses to write over the novel, replaces an existing file
+only when asked, and writes atomically, so a failed export never leaves a half file or clobbers the old one.
+A chapter whose stored text holds invalid bytes is exported repaired and reported; the others are untouched.
 """
 
 from __future__ import annotations
 
-import copy
 import html
-import io
-import os
 import re
-import secrets
 import sys
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import text as sql
+from sqlalchemy.exc import OperationalError
+
 from novel_desktop.domain.text import count_chars
+from novel_desktop.i18n import tr
 from novel_desktop.storage import layout
+from novel_desktop.storage.book_formats import render_docx, render_epub
+from novel_desktop.storage.export_file import (
+    ChapterRangeError,
+    ExportError,
+    ExportTargetExists,
+    ExportTargetIsNovel,
+    ExportTargetReadOnly,
+    ExportWriteError,
+    check_target,
+    write_atomic,
+)
 from novel_desktop.storage.store import ChapterInfo, NovelStore
 
 FORMATS = ("txt", "md", "epub", "docx")
@@ -33,42 +47,25 @@ SUFFIX_FORMATS = {".txt": "txt", ".md": "md", ".markdown": "md", ".epub": "epub"
 #: Two ideographic spaces: the paragraph indent of Chinese typesetting (段首空两格).
 INDENT = "\u3000\u3000"
 
-#: Body and heading fonts for DOCX; Word on a Chinese system knows them by these names.
-DOCX_BODY_FONT = "宋体"
-DOCX_HEADING_FONT = "黑体"
-DOCX_BODY_SIZE_PT = 12
 
-#: CJK-friendly font stack for EPUB: reading systems fall back along it to a font that has the glyphs.
-EPUB_CSS = """\
-body { font-family: "Songti SC", "Noto Serif CJK SC", "Source Han Serif SC", "SimSun", "宋体", serif;
-  line-height: 1.8; }
-h1, h2 { font-family: "PingFang SC", "Noto Sans CJK SC", "Source Han Sans SC", "Microsoft YaHei",
-  "SimHei", "黑体", sans-serif; text-align: center; font-weight: bold; }
-h1 { margin-top: 30%; }
-h2 { margin: 1em 0 1.5em; }
-p { text-indent: 2em; margin: 0 0 0.4em; text-align: justify; }
-"""
+@dataclass(frozen=True)
+class ChapterProblem:
+    """A chapter exported with a repair the author should check: its number, title and what was wrong."""
 
-
-class ExportError(Exception):
-    """An export the author has to fix something for, with a message for them."""
-
-
-class ChapterRangeError(ExportError):
-    """A malformed chapter range, or a range that selects no chapter of the novel."""
-
-
-class ExportWriteError(ExportError):
-    """The output file could not be written."""
+    number: int
+    title: str
+    message: str
 
 
 @dataclass(frozen=True)
 class ExportResult:
-    """What an export wrote: the file, how many chapters and their 字数 (body text, titles not counted)."""
+    """What an export wrote: the file, how many chapters and their 字数 (body text, titles not counted),
+    and the chapters exported with a repair (invalid bytes replaced), for the author to check."""
 
     path: Path
     chapters: int
     chars: int
+    problems: tuple[ChapterProblem, ...] = field(default=())
 
 
 @dataclass(frozen=True)
@@ -95,6 +92,7 @@ class Book:
     author: str
     identifier: str
     volumes: list[BookVolume]
+    problems: list[ChapterProblem] = field(default_factory=list)
 
     @property
     def chapters(self) -> list[BookChapter]:
@@ -118,8 +116,7 @@ def parse_chapter_range(spec: str) -> range:
     m = _RANGE_RE.match(spec)
     if m is None:
         raise ChapterRangeError(
-            f"章节范围格式不对：“{spec}”，应写成 5、3-10 或 20-（从第 20 章到最后）"
-            " (bad chapter range; use A, A-B or A-)"
+            tr("章节范围格式不对：“{spec}”，应写成 5、3-10 或 20-（从第 20 章到最后）").format(spec=spec)
         )
     start = int(m.group(1))
     if m.group(2) is None:
@@ -129,10 +126,10 @@ def parse_chapter_range(spec: str) -> range:
     else:
         end = sys.maxsize - 1  # open end: every chapter from A on
     if start < 1:
-        raise ChapterRangeError(f"章节号从 1 开始：“{spec}” (chapter numbers start at 1)")
+        raise ChapterRangeError(tr("章节号从 1 开始：“{spec}”").format(spec=spec))
     if end < start:
         raise ChapterRangeError(
-            f"章节范围起点大于终点：“{spec}”，应写成 {end}-{start} (range start is after its end)"
+            tr("章节范围起点大于终点：“{spec}”，应写成 {end}-{start}").format(spec=spec, end=end, start=start)
         )
     return range(start, end + 1)
 
@@ -147,7 +144,6 @@ def describe_range(chapters: range) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- normalising
-_HEADING_RE = re.compile(r"^#{1,6}\s*(.*?)\s*#*\s*$")
 _NUMERALS = "0-9〇零一二三四五六七八九十百千万两"
 #: A line that is a chapter title even without a Markdown mark ("第十二章 夜雨", "第3回").
 _PLAIN_TITLE_RE = re.compile(rf"^第[{_NUMERALS}]+[章回节](?:\s|$|[：:、.．])")
@@ -184,14 +180,27 @@ def chinese_number(n: int) -> str:
     return out
 
 
+def _heading_text(line: str) -> str | None:
+    """The words of a Markdown heading line (``## 标题 ##`` → ``标题``), or None for any other line.
+
+    Plain string operations: the regex ``^#{1,6}\\s*(.*?)\\s*#*\\s*$`` took minutes on a line with a long
+    run of spaces, and chapter text can come from any imported manuscript.
+    """
+    text = line.strip()
+    if not text.startswith("#"):
+        return None
+    marks = min(len(text) - len(text.lstrip("#")), 6)
+    return text[marks:].strip().rstrip("#").rstrip()
+
+
 def _clean_line(line: str) -> str:
     """A body line without indentation and Markdown marks, as a reader should see it."""
     text = line.strip()  # str.strip() also removes the ideographic space U+3000
     if _SCENE_BREAK_RE.match(text):
         return SCENE_BREAK
-    heading = _HEADING_RE.match(text)
-    if heading:
-        text = heading.group(1)
+    heading = _heading_text(text)
+    if heading is not None:
+        text = heading
     if text.startswith(">"):
         text = text.lstrip("> ").strip()
     return _EMPHASIS_RE.sub(r"\2", text).strip()
@@ -204,13 +213,13 @@ def normalise_chapter(info: ChapterInfo, text: str) -> BookChapter:
     otherwise it is made from the chapter number. Paragraphs are the non-empty lines, stripped of any
     indentation (each format adds its own) and of Markdown marks.
     """
-    lines = [line for line in _CONTROL_RE.sub("", text).splitlines() if line.strip()]
+    lines = [line for line in _plain(text).splitlines() if line.strip()]
     title = ""
     if lines:
         first = lines[0].strip()
-        heading = _HEADING_RE.match(first)
-        if heading and heading.group(1):
-            title = _EMPHASIS_RE.sub(r"\2", heading.group(1))
+        heading = _heading_text(first)
+        if heading:
+            title = _EMPHASIS_RE.sub(r"\2", heading)
             lines = lines[1:]
         elif _PLAIN_TITLE_RE.match(first):
             title = first
@@ -251,34 +260,110 @@ def book_identifier(meta: dict[str, str]) -> str:
     return f"urn:uuid:{uuid.uuid5(uuid.NAMESPACE_URL, seed)}"
 
 
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def _plain(text: str) -> str:
+    """Text any format can hold: no control characters, a lone surrogate shown as U+FFFD."""
+    return _SURROGATE_RE.sub("\ufffd", _CONTROL_RE.sub("", text))
+
+
+def _raw(store: NovelStore, query: str, **params: object) -> list[tuple[Any, ...]]:
+    """Rows read with their text columns cast to bytes (``CAST(… AS BLOB)``): what SQLite holds even when it
+    is not valid UTF-8 and so cannot be read as text."""
+    with store.engine.connect() as connection:
+        return [tuple(row) for row in connection.execute(sql(query), params)]
+
+
+def _decode(data: object) -> tuple[str, bool]:
+    raw = data if isinstance(data, bytes) else str(data or "").encode("utf-8", "surrogatepass")
+    try:
+        return raw.decode("utf-8"), False
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", "replace"), True
+
+
+def _chapter_infos(store: NovelStore) -> tuple[list[ChapterInfo], set[int]]:
+    """Every chapter; when a title holds invalid bytes (the list cannot be read as text), the titles are
+    read as bytes and repaired, and the numbers of those chapters are returned too."""
+    try:
+        return store.list_chapters(), set()
+    except (OperationalError, UnicodeDecodeError):
+        rows = _raw(store, "SELECT number, volume, CAST(title AS BLOB) FROM chapters ORDER BY number")
+    infos, damaged = [], set()
+    for number, volume, title_bytes in rows:
+        title, bad = _decode(title_bytes)
+        if bad:
+            damaged.add(int(number))
+        infos.append(ChapterInfo(int(number), int(volume), title, "", 0, None, "", ""))
+    return infos, damaged
+
+
+def _chapter_text(store: NovelStore, number: int) -> tuple[str | None, bool]:
+    """A chapter's current text and whether it had to be repaired (invalid UTF-8 or a lone surrogate)."""
+    try:
+        text = store.chapter_text(number)
+    except (OperationalError, UnicodeDecodeError):
+        rows = _raw(
+            store,
+            "SELECT CAST(r.content AS BLOB) FROM chapters c JOIN chapter_revisions r"
+            " ON r.id = c.current_revision_id WHERE c.number = :n",
+            n=number,
+        )
+        if not rows:
+            return None, False
+        return _decode(rows[0][0])[0], True
+    if text is not None and _SURROGATE_RE.search(text):
+        return _plain(text), True
+    return text, False
+
+
 def load_book(store: NovelStore, chapters: range | None = None) -> Book:
-    """Read the selected chapters (all when ``chapters`` is None) into a :class:`Book`."""
-    infos = store.list_chapters()
+    """Read the selected chapters (all when ``chapters`` is None) into a :class:`Book`.
+
+    A chapter whose stored text or title holds invalid bytes is read with them replaced by U+FFFD and
+    listed in :attr:`Book.problems` (number, title, what was wrong); every other chapter is read as is.
+    """
+    infos, damaged_titles = _chapter_infos(store)
     if not infos:
-        raise ChapterRangeError("这部小说还没有已提交的章节，无法导出 (the novel has no chapters yet)")
+        raise ChapterRangeError(tr("这部小说还没有已提交的章节，无法导出"))
     selected = [i for i in infos if chapters is None or i.number in chapters]
     if not selected:
         first, last = infos[0].number, infos[-1].number
         raise ChapterRangeError(
-            f"第 {describe_range(chapters or range(0))} 章范围内没有章节，本书现有第 {first}–{last} 章"
-            " (no chapters in that range)"
+            tr("第 {range} 章范围内没有章节，本书现有第 {first}–{last} 章").format(
+                range=describe_range(chapters or range(0)), first=first, last=last
+            )
         )
     volumes: dict[int, list[BookChapter]] = {}
+    problems: list[ChapterProblem] = []
     for info in selected:
-        text = store.chapter_text(info.number)
+        text, damaged = _chapter_text(store, info.number)
         if text is None:  # listed but never given text: nothing a reader could see
             continue
-        volumes.setdefault(info.volume, []).append(normalise_chapter(info, text))
+        chapter = normalise_chapter(replace(info, title=_plain(info.title)), text)
+        if damaged or info.number in damaged_titles:
+            problems.append(
+                ChapterProblem(
+                    info.number,
+                    chapter.title,
+                    tr("第 {number} 章「{title}」存有无效字符，已替换为 \ufffd 后导出，请检查这一章").format(
+                        number=info.number, title=chapter.title
+                    ),
+                )
+            )
+        volumes.setdefault(info.volume, []).append(chapter)
     meta = store.meta()
     book_volumes = []
     for number in sorted(volumes):
-        name = _volume_name(store, number)
+        name = _plain(_volume_name(store, number))
         book_volumes.append(BookVolume(number, _volume_heading(number, name), bool(name), volumes[number]))
     return Book(
-        title=meta.get("title", "") or store.path.stem,
-        author=meta.get("author", ""),
-        identifier=book_identifier(meta),
+        title=_plain(meta.get("title", "") or store.path.stem),
+        author=_plain(meta.get("author", "")),
+        identifier=_plain(book_identifier(meta)),
         volumes=book_volumes,
+        problems=problems,
     )
 
 
@@ -302,166 +387,44 @@ def render_txt(book: Book) -> bytes:
     return ("\n\n\n".join(blocks) + "\n").encode("utf-8")
 
 
+#: Inline Markdown marks: emphasis, code, links, strike-through, and the escape character itself.
+_MD_INLINE_RE = re.compile(r"([\\`*_\[\]~])")
+#: A line start Markdown would read as a heading, quote, list item, table row or thematic break.
+_MD_LEADING_RE = re.compile(r"^([#+\-=|])")
+#: "1. " or "1) " at a line start: an ordered list unless the dot is escaped.
+_MD_ORDERED_RE = re.compile(r"^(\d+)([.)])(?=\s|$)")
+
+
 def _md_escape(text: str) -> str:
-    # A paragraph that starts like Markdown syntax would render as a list, heading or quote.
-    if re.match(r"^(#|>|[-+*]\s|\d+[.)]\s)", text):
-        return "\\" + text
-    return text
+    """Text that Markdown shows as written: no HTML (``<``, ``>``, ``&`` as entities), no inline marks, and
+    no line start that would make it a heading, quote, list or rule."""
+    escaped = _MD_INLINE_RE.sub(r"\\\1", html.escape(text, quote=False))
+    return _MD_ORDERED_RE.sub(r"\1\\\2", _MD_LEADING_RE.sub(r"\\\1", escaped))
+
+
+def _md_heading(level: int, title: str) -> str:
+    """``## title`` with the title escaped; a trailing ``#`` would be read as a closing sequence."""
+    escaped = _md_escape(title)
+    if escaped.endswith("#"):
+        escaped = escaped[:-1] + "\\#"
+    return f"{'#' * level} {escaped}"
 
 
 def render_md(book: Book) -> bytes:
-    """Markdown: ``# 书名``, ``## 第一卷 …`` when volumes show, chapter headings one level below."""
-    out = [f"# {book.title}", ""]
-    chapter_level = "###" if book.shows_volumes else "##"
+    """Markdown: ``# 书名``, ``## 第一卷 …`` when volumes show, chapter headings one level below.
+
+    Everything from the novel is escaped: a title or paragraph with ``<script>`` shows as text, not HTML.
+    """
+    out = [_md_heading(1, book.title), ""]
+    chapter_level = 3 if book.shows_volumes else 2
     for volume in book.volumes:
         if book.shows_volumes:
-            out += [f"## {volume.heading}", ""]
+            out += [_md_heading(2, volume.heading), ""]
         for chapter in volume.chapters:
-            out += [f"{chapter_level} {chapter.title}", ""]
+            out += [_md_heading(chapter_level, chapter.title), ""]
             for paragraph in chapter.paragraphs:
                 out += [_md_escape(paragraph), ""]
     return ("\n".join(out).rstrip("\n") + "\n").encode("utf-8")
-
-
-def render_epub(book: Book) -> bytes:
-    """EPUB 3 (with an NCX for older readers): one XHTML per chapter and a table of contents."""
-    from ebooklib import epub
-
-    ebook = epub.EpubBook()
-    ebook.set_identifier(book.identifier)
-    ebook.set_title(book.title)
-    ebook.set_language("zh-CN")
-    if book.author:
-        ebook.add_author(book.author)
-    css = epub.EpubItem(uid="style", file_name="style/book.css", media_type="text/css", content=EPUB_CSS)
-    ebook.add_item(css)
-
-    def page(uid: str, file_name: str, title: str, body: str) -> Any:
-        item = epub.EpubHtml(uid=uid, title=title, file_name=file_name, lang="zh-CN")
-        item.content = f"<html><head><title>{html.escape(title)}</title></head><body>{body}</body></html>"
-        item.add_item(css)  # both at the top of the package, so the link "style/book.css" resolves
-        ebook.add_item(item)
-        return item
-
-    # Grouping the contents by volume only helps when there is more than one volume to choose from.
-    grouped = len(book.volumes) > 1
-    toc: list[Any] = []
-    spine: list[Any] = ["nav"]
-    for volume in book.volumes:
-        entries: list[Any] = []
-        if grouped:
-            vol_page = page(
-                f"vol-{volume.number:02d}",
-                f"vol-{volume.number:02d}.xhtml",
-                volume.heading,
-                f"<h1>{html.escape(volume.heading)}</h1>",
-            )
-            spine.append(vol_page)
-        for chapter in volume.chapters:
-            body = f"<h2>{html.escape(chapter.title)}</h2>" + "".join(
-                f"<p>{html.escape(p)}</p>" for p in chapter.paragraphs
-            )
-            item = page(
-                f"chapter-{layout.num(chapter.number)}",
-                f"chapter-{layout.num(chapter.number)}.xhtml",
-                chapter.title,
-                body,
-            )
-            spine.append(item)
-            entries.append(item)
-        if grouped:
-            toc.append((epub.Section(volume.heading, href=vol_page.file_name), entries))
-        else:
-            toc.extend(entries)
-    ebook.toc = toc
-    ebook.add_item(epub.EpubNcx())
-    ebook.add_item(epub.EpubNav(title="目录"))
-    ebook.spine = spine
-    buffer = io.BytesIO()
-    epub.write_epub(buffer, ebook, {"raise_exceptions": True})
-    return buffer.getvalue()
-
-
-def _set_east_asian_font(element: Any, font: str) -> None:
-    """Name the East Asian font on a run or style so Word does not fall back to a Latin font for 汉字.
-
-    A theme attribute (``w:eastAsiaTheme``) would win over the explicit name, so it is removed.
-    """
-    from docx.oxml.ns import qn
-
-    rpr = element.get_or_add_rPr()
-    fonts = rpr.get_or_add_rFonts()
-    fonts.set(qn("w:eastAsia"), font)
-    fonts.attrib.pop(qn("w:eastAsiaTheme"), None)
-
-
-def render_docx(book: Book) -> bytes:
-    """Word: a title, volume headings (Heading 1) when volumes show, chapter headings, indented paragraphs.
-
-    Every chapter starts on a new page (the page break sits on the volume heading for a volume's first
-    chapter). Paragraphs get a first-line indent of two characters (``w:firstLineChars``, what Word's
-    "首行缩进 2 字符" writes, plus the same length in points for programs that ignore it).
-    """
-    import docx
-    import docx.text.paragraph
-    from docx.oxml import OxmlElement
-    from docx.oxml.ns import qn
-    from docx.shared import Pt
-
-    document = docx.Document()
-    document.core_properties.title = book.title
-    document.core_properties.language = "zh-CN"
-    if book.author:
-        document.core_properties.author = book.author
-    normal = document.styles["Normal"]
-    normal.font.size = Pt(DOCX_BODY_SIZE_PT)
-    _set_east_asian_font(normal.element, DOCX_BODY_FONT)
-    # Tells Word to treat the text as Chinese (line breaking, punctuation compression, proofing).
-    normal_rpr = normal.element.get_or_add_rPr()
-    lang = normal_rpr.find(qn("w:lang"))
-    if lang is None:
-        lang = normal_rpr.makeelement(qn("w:lang"), {})
-        normal_rpr.append(lang)
-    lang.set(qn("w:eastAsia"), "zh-CN")
-    for name in ("Title", "Heading 1", "Heading 2"):
-        _set_east_asian_font(document.styles[name].element, DOCX_HEADING_FONT)
-
-    # python-docx's add_paragraph() searches the whole body for the section properties each time, which
-    # is quadratic (minutes for a 300万字 novel). Paragraphs are instead inserted before the sectPr found
-    # once, body paragraphs as copies of one fully formatted template.
-    body = document.element.body
-    sect_pr = body.find(qn("w:sectPr"))  # the default template always ends the body with one
-    insert: Callable[[Any], None] = sect_pr.addprevious if sect_pr is not None else body.append
-
-    def add(style: str, text: str, *, page_break: bool = False) -> None:
-        paragraph = docx.text.paragraph.Paragraph(OxmlElement("w:p"), document._body)
-        insert(paragraph._p)
-        paragraph.style = document.styles[style]
-        paragraph.paragraph_format.page_break_before = page_break or None
-        _set_east_asian_font(paragraph.add_run(text)._r, DOCX_HEADING_FONT)
-
-    template = docx.text.paragraph.Paragraph(OxmlElement("w:p"), document._body)
-    template.paragraph_format.first_line_indent = Pt(DOCX_BODY_SIZE_PT * 2)
-    template._p.get_or_add_pPr().get_or_add_ind().set(qn("w:firstLineChars"), "200")
-    _set_east_asian_font(template.add_run("正文")._r, DOCX_BODY_FONT)
-    template_p = template._p
-    text_path = f"{qn('w:r')}/{qn('w:t')}"
-    template_p.find(text_path).set("{http://www.w3.org/XML/1998/namespace}space", "preserve")
-
-    add("Title", book.title)
-    chapter_style = "Heading 2" if book.shows_volumes else "Heading 1"
-    for volume in book.volumes:
-        if book.shows_volumes:
-            add("Heading 1", volume.heading, page_break=True)
-        for i, chapter in enumerate(volume.chapters):
-            add(chapter_style, chapter.title, page_break=not (book.shows_volumes and i == 0))
-            for text in chapter.paragraphs:
-                p = copy.deepcopy(template_p)
-                p.find(text_path).text = text
-                insert(p)
-    buffer = io.BytesIO()
-    document.save(buffer)
-    return buffer.getvalue()
 
 
 RENDERERS: dict[str, Callable[[Book], bytes]] = {
@@ -477,51 +440,56 @@ def format_for(path: str | Path) -> str | None:
     return SUFFIX_FORMATS.get(Path(path).suffix.lower())
 
 
-# ---------------------------------------------------------------------------------------------- writing
-def write_atomic(out_path: Path, data: bytes) -> None:
-    """Write ``data`` to a temporary file next to ``out_path``, then rename it over ``out_path``.
-
-    An existing file is replaced only after the whole new file is on disk; on any failure the temporary file
-    is removed and the old file, if any, is left as it was.
-    """
-    folder = out_path.parent
-    if out_path.is_dir():
-        raise ExportWriteError(f"输出路径是一个文件夹：{out_path} (output path is a folder)")
-    if not folder.is_dir():
-        raise ExportWriteError(f"目录不存在：{folder} (folder does not exist)")
-    tmp = folder / f".{out_path.name}.{secrets.token_hex(4)}.tmp"
-    try:
-        # "x": never reuse a file someone else created; created with the user's umask, unlike mkstemp's 0600.
-        with tmp.open("xb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, out_path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        reason = exc.strerror or str(exc)
-        raise ExportWriteError(f"无法写入 {out_path}：{reason} (cannot write the output file)") from exc
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
 def export_book(
-    store: NovelStore, out_path: str | Path, fmt: str, chapters: range | None = None
+    store: NovelStore,
+    out_path: str | Path,
+    fmt: str,
+    chapters: range | None = None,
+    *,
+    force: bool = False,
 ) -> ExportResult:
     """Export the novel (or the chapters in ``chapters``) to ``out_path`` as ``fmt`` (txt, md, epub, docx).
 
-    Raises :class:`ChapterRangeError` when nothing is selected and :class:`ExportWriteError` when the file
-    cannot be written; an existing ``out_path`` is replaced only by a complete new file.
+    OUT is checked before anything is rendered (:func:`~novel_desktop.storage.export_file.check_target`):
+    :class:`ExportTargetIsNovel` when it is the novel or its journal/lock, :class:`ExportTargetExists` when
+    it exists and ``force`` is false, :class:`ExportTargetReadOnly` when it is read-only, and
+    :class:`ExportWriteError` when it cannot be written (an existing OUT is then left as it was). Raises
+    :class:`ChapterRangeError` when nothing is selected. Chapters exported with repaired text are listed in
+    :attr:`ExportResult.problems`. Every error is an :class:`ExportError` with a message for the author.
     """
     renderer = RENDERERS.get(fmt)
     if renderer is None:
-        raise ExportError(f"未知导出格式 {fmt!r}，可选：{', '.join(FORMATS)} (unknown format)")
+        raise ExportError(
+            tr("未知导出格式 {format}，可选：{formats}").format(format=repr(fmt), formats=", ".join(FORMATS))
+        )
     out = Path(out_path)
-    if not out.parent.is_dir():  # fail before the (possibly long) rendering of a whole novel
-        raise ExportWriteError(f"目录不存在：{out.parent} (folder does not exist)")
+    # Fail before the (possibly long) rendering of a whole novel.
+    check_target(out, store.path, force=force)
     book = load_book(store, chapters)
     data = renderer(book)
+    check_target(out, store.path, force=force)  # the file may have appeared while the book was rendered
     write_atomic(out, data)
     body_chars = sum(count_chars(p) for c in book.chapters for p in c.paragraphs)
-    return ExportResult(path=out, chapters=len(book.chapters), chars=body_chars)
+    return ExportResult(
+        path=out, chapters=len(book.chapters), chars=body_chars, problems=tuple(book.problems)
+    )
+
+
+__all__ = [
+    "FORMATS",
+    "SUFFIX_FORMATS",
+    "Book",
+    "ChapterProblem",
+    "ChapterRangeError",
+    "ExportError",
+    "ExportResult",
+    "ExportTargetExists",
+    "ExportTargetIsNovel",
+    "ExportTargetReadOnly",
+    "ExportWriteError",
+    "export_book",
+    "format_for",
+    "load_book",
+    "parse_chapter_range",
+    "write_atomic",
+]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -141,9 +143,13 @@ def test_an_os_error_while_reading_is_a_manuscript_error(
     path = tmp_path / "稿.txt"
     path.write_text(SIMPLIFIED, encoding="utf-8")
 
-    def refuse(self: Path) -> bytes:
-        raise PermissionError(13, "Permission denied")
+    real_open = os.open
 
-    monkeypatch.setattr(Path, "read_bytes", refuse)
+    def refuse(file: Any, *args: Any, **kwargs: Any) -> int:
+        if str(file) == str(path):
+            raise PermissionError(13, "Permission denied")
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", refuse)
     with pytest.raises(ManuscriptError, match="无法读取"):
         read_manuscript(path)

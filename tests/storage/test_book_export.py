@@ -285,7 +285,7 @@ def test_failed_write_keeps_the_existing_file(
     out.write_bytes(b"old export")
     monkeypatch.setattr(os, "replace", _raise_oserror)
     with pytest.raises(ExportWriteError, match=r"无法写入.*No space left"):
-        export_book(two_chapters, out, fmt)
+        export_book(two_chapters, out, fmt, force=True)
     assert out.read_bytes() == b"old export"
     leftovers = [p.name for p in tmp_path.iterdir() if not p.name.startswith("测试小说.novel")]
     assert leftovers == [out.name]  # no temporary file left next to it
@@ -302,10 +302,10 @@ def test_failed_write_leaves_no_half_file(
     assert list(out_dir.iterdir()) == []
 
 
-def test_export_replaces_an_existing_file(two_chapters: NovelStore, tmp_path: Path) -> None:
+def test_export_replaces_an_existing_file_when_forced(two_chapters: NovelStore, tmp_path: Path) -> None:
     out = tmp_path / "书.txt"
     out.write_text("上一次导出的内容", encoding="utf-8")
-    export_book(two_chapters, out, "txt")
+    export_book(two_chapters, out, "txt", force=True)
     assert out.read_text(encoding="utf-8").startswith("第1章 桥头少年\n")
 
 
