@@ -145,7 +145,7 @@ def test_a_novel_held_elsewhere_names_the_holder(
         win = MainWindow(settings=AppSettings())
         qtbot.addWidget(win)
         assert not win.open_novel(seed_novel)
-        assert f"进程 {os.getpid()}" in alerts.texts[-1] and socket.gethostname() in alerts.texts[-1]
+        assert f"进程 pid {os.getpid()}" in alerts.texts[-1] and socket.gethostname() in alerts.texts[-1]
         assert not win.project.is_open
     finally:
         holder.close()
@@ -167,14 +167,14 @@ def test_a_stale_lock_is_cleared_when_the_author_agrees(
     win = MainWindow(settings=settings)
     qtbot.addWidget(win)
     assert win.open_novel(seed_novel)
-    assert "已不存在" in alerts.texts[0]
+    assert "很久没有心跳" in alerts.texts[0] and "another-laptop" in alerts.texts[0]
     assert win.project.is_open
     assert settings.recent_novels == [str(seed_novel.resolve())]
     win.close()
 
 
 def test_the_lock_of_a_dead_process_on_this_host_is_taken_over_without_asking(
-    qtbot: QtBot, seed_novel: Path, monkeypatch: pytest.MonkeyPatch
+    qtbot: QtBot, seed_novel: Path, alerts: RecordingAlerts
 ) -> None:
     from datetime import timedelta
 
@@ -183,11 +183,11 @@ def test_the_lock_of_a_dead_process_on_this_host_is_taken_over_without_asking(
     store = NovelStore.open(seed_novel, write=True)
     _plant_lock(store, pid=_dead_pid(), host=socket.gethostname(), age=timedelta(minutes=1))
     store.engine.dispose()
-    seen = _messages(monkeypatch, QMessageBox.StandardButton.No)
+    alerts.answer = False
     win = MainWindow(settings=AppSettings())
     qtbot.addWidget(win)
     assert win.open_novel(seed_novel)
-    assert seen == []
+    assert alerts.shown == []
     assert win.project.is_open
     win.close()
 

@@ -63,9 +63,7 @@ class NovelFlows:
         self.window.show_workspace()
 
     def _resolve_lock(self, path: Path, exc: ProjectLocked, clear_and_open: Callable[[], object]) -> None:
-        holder = exc.holder
-        when = holder.started.astimezone().strftime("%Y-%m-%d %H:%M:%S")
-        who = tr("进程 {pid}（主机 {host}），{time} 起").format(pid=holder.pid, host=holder.host, time=when)
+        who = exc.holder.describe()
         if not exc.stale:
             alerts.warning(
                 self.window,
@@ -79,7 +77,7 @@ class NovelFlows:
             self.window,
             tr("清除失效的锁？"),
             tr(
-                "《{name}》的写入锁属于一个已不存在的进程：\n{who}\n\n确认那个程序已经退出后，可以清除这个锁并打开。"
+                "《{name}》的写入锁属于另一台电脑上的程序，它已很久没有心跳：\n{who}\n\n确认那个程序已经退出后，可以清除这个锁并打开。"
             ).format(name=path.stem, who=who),
             lambda yes: clear_and_open() if yes else None,
             default=False,
