@@ -178,7 +178,9 @@ def test_every_storage_message_has_an_english_translation() -> None:
     import novel_desktop.storage as storage_pkg
     from novel_desktop.paths import resource
 
-    catalogue = json.loads(resource("i18n", "en", "storage.json").read_text(encoding="utf-8"))
+    catalogue: dict[str, str] = {}  # the app merges every catalogue file, as here
+    for path in sorted(resource("i18n", "en").glob("*.json")):
+        catalogue.update(json.loads(path.read_text(encoding="utf-8")))
     sources: list[str] = []
     for module in sorted(Path(storage_pkg.__file__).parent.glob("*.py")):
         for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
