@@ -37,11 +37,11 @@ def store(tmp_path: Path) -> Iterator[NovelStore]:
 
 
 @pytest.fixture
-def server() -> Iterator[FakeAnthropicServer]:
-    with FakeAnthropicServer() as s:
-        s.set_default("consistency_auditor", audit_json())
-        s.set_default("character_weaver", characters_json())
-        yield s
+def server(server: FakeAnthropicServer) -> FakeAnthropicServer:
+    """The shared bare fake server, on which the auditor and the character weaver answer well."""
+    server.set_default("consistency_auditor", audit_json())
+    server.set_default("character_weaver", characters_json())
+    return server
 
 
 def _commit(store: NovelStore, upto: int, score: float = 4.2) -> None:

@@ -36,12 +36,6 @@ def store(tmp_path: Path) -> Iterator[NovelStore]:
     s.close()
 
 
-@pytest.fixture
-def server() -> Iterator[FakeAnthropicServer]:
-    with FakeAnthropicServer() as s:
-        yield s
-
-
 def _settings(provider: str = "anthropic") -> LLMSettings:
     retry = RetrySettings(max_attempts=2, base_backoff_s=0.001, max_backoff_s=0.01)
     return LLMSettings.for_provider(provider, retry=retry)

@@ -27,7 +27,6 @@ from novel_desktop.pipeline.orchestrator import (
 from novel_desktop.pipeline.quick_start import StyleChoice
 from novel_desktop.storage.store import NovelStore
 from tests.e2e.lifecycle_replies import answers, plan_json, script_planning
-from tests.e2e.replies import script_defaults
 from tests.fakes.anthropic_server import FakeAnthropicServer, Reply
 
 KEY = "sk-ant-test-orchestrator"
@@ -42,11 +41,10 @@ def store(tmp_path: Path) -> Iterator[NovelStore]:
 
 
 @pytest.fixture
-def server() -> Iterator[FakeAnthropicServer]:
-    with FakeAnthropicServer() as s:
-        script_defaults(s)
-        script_planning(s)
-        yield s
+def server(fake_server: FakeAnthropicServer) -> FakeAnthropicServer:
+    """The shared fake server on which every role answers well, the planning roles too."""
+    script_planning(fake_server)
+    return fake_server
 
 
 def _run(

@@ -268,9 +268,10 @@ def fast_retries() -> None:
 
 
 @pytest.fixture
-def server() -> Iterator[FakeAnthropicServer]:
-    with FakeAnthropicServer(api_key=KEY) as s:
-        yield s
+def server(server: FakeAnthropicServer) -> FakeAnthropicServer:
+    """The shared bare fake server, accepting only the key the author types (any other gets a 401)."""
+    server.api_key = KEY
+    return server
 
 
 def _run_test(qloop: qasync.QEventLoop, qtbot: QtBot, dialog: SettingsDialog) -> str:
