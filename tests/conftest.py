@@ -6,7 +6,10 @@
 - One fake Messages API server for every folder: ``server`` (bare: nothing scripted, nothing in the
   environment), ``fake_server`` (every role answers well), ``fake`` (``fake_server`` reached through the
   ANTHROPIC_* variables, as an author's shell would have them, with fast retries saved in the settings) and
-  ``settings`` (LLMSettings with millisecond backoff, not saved).
+  ``settings`` (LLMSettings with millisecond backoff, not saved). A module that needs more scripted, or a
+  required key, overrides the fixture by name and asks for the shared one (``def server(server): …``); no
+  module starts its own server in a fixture.
+- ``memory_keyring``: an in-memory OS keyring (tests/fakes/memory_keyring.py) for the test.
 - Qt fixtures: ``qloop`` (a qasync loop, closed after the test), ``seed_novel`` / ``novel`` (《青石问道》
   imported from tests/fixtures/seed_project), ``project`` (that novel open in a ProjectController) and
   ``gui_thread_gc``. Qt, qasync and the package are imported inside the fixtures, so tests that do not ask for
@@ -31,6 +34,7 @@ if TYPE_CHECKING:
     from novel_desktop.controllers.project_controller import ProjectController
     from novel_desktop.llm.settings import LLMSettings
     from tests.fakes.anthropic_server import FakeAnthropicServer
+    from tests.fakes.memory_keyring import MemoryKeyring
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -248,6 +252,21 @@ def fake(
     monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_server.base_url)
     save_settings(settings)
     return fake_server
+
+
+@pytest.fixture
+def memory_keyring() -> Iterator[MemoryKeyring]:
+    """An in-memory OS keyring for the test (the previous backend comes back after it): tests read what the app
+    saved in ``memory_keyring.store`` and the real keyring is never touched."""
+    import keyring
+
+    from tests.fakes.memory_keyring import MemoryKeyring
+
+    previous = keyring.get_keyring()
+    backend = MemoryKeyring()
+    keyring.set_keyring(backend)
+    yield backend
+    keyring.set_keyring(previous)
 
 
 # --- Qt ------------------------------------------------------------------------------------------------------
