@@ -11,7 +11,7 @@
   module starts its own server in a fixture.
 - ``memory_keyring``: an in-memory OS keyring (tests/fakes/memory_keyring.py) for the test.
 - Qt fixtures: ``qloop`` (a qasync loop, closed after the test), ``seed_novel`` / ``novel`` (《青石问道》
-  imported from tests/fixtures/seed_project), ``project`` (that novel open in a ProjectController) and
+  imported from tests/fixtures/seed_project; ``seed_store`` has it open), ``project`` (that novel open in a ProjectController) and
   ``gui_thread_gc``. Qt, qasync and the package are imported inside the fixtures, so tests that do not ask for
   them (tests/domain, tests/storage …) never import Qt.
 """
@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
     from novel_desktop.controllers.project_controller import ProjectController
     from novel_desktop.llm.settings import LLMSettings
+    from novel_desktop.storage.store import NovelStore
     from tests.fakes.anthropic_server import FakeAnthropicServer
     from tests.fakes.memory_keyring import MemoryKeyring
 
@@ -199,6 +200,16 @@ def seed_novel(tmp_path: Path) -> Path:
     path = tmp_path / "青石问道.novel"
     import_folder(FIXTURES / "seed_project", path)
     return path
+
+
+@pytest.fixture
+def seed_store(seed_novel: Path) -> Iterator[NovelStore]:
+    """《青石问道》 open for writing (closed after the test)."""
+    from novel_desktop.storage.store import NovelStore
+
+    s = NovelStore.open(seed_novel)
+    yield s
+    s.close()
 
 
 @pytest.fixture

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,9 +15,7 @@ from novel_desktop.llm.settings import LLMSettings, RetrySettings
 from novel_desktop.pipeline import checks, rule_change
 from novel_desktop.pipeline.interaction import AnswersFileResponder, InteractionManager
 from novel_desktop.storage import layout
-from novel_desktop.storage.folder import import_folder
 from novel_desktop.storage.store import NovelStore, dumps
-from tests.conftest import FIXTURES
 from tests.e2e.lifecycle_replies import audit_json, characters_json
 from tests.fakes.anthropic_server import FakeAnthropicServer
 
@@ -28,12 +24,9 @@ TEXT = "# 第{n}章 练剑\n\n林枫在后山练剑，一练就是一整天。�
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[NovelStore]:
-    path = tmp_path / "青石问道.novel"
-    import_folder(FIXTURES / "seed_project", path)
-    s = NovelStore.open(path)
-    yield s
-    s.close()
+def store(seed_store: NovelStore) -> NovelStore:
+    """The shared 《青石问道》 (chapters 1-2 committed, a 5-chapter outline), open."""
+    return seed_store
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,6 @@ from novel_desktop.pipeline import on_demand
 from novel_desktop.pipeline.interaction import InteractionManager, InteractionRequest
 from novel_desktop.session import NovelSession
 from novel_desktop.storage import layout
-from novel_desktop.storage.folder import import_folder
 from novel_desktop.storage.store import NovelStore
 from tests.conftest import FIXTURES
 from tests.e2e.replies import judge_json
@@ -28,12 +26,9 @@ TEXT = "# 第{n}章 练剑\n\n林枫在后山练剑，一练就是一整天。�
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[NovelStore]:
-    path = tmp_path / "青石问道.novel"
-    import_folder(FIXTURES / "seed_project", path)
-    s = NovelStore.open(path)
-    yield s
-    s.close()
+def store(seed_store: NovelStore) -> NovelStore:
+    """The shared 《青石问道》 (chapters 1-2 committed, a 5-chapter outline), open."""
+    return seed_store
 
 
 def _settings(provider: str = "anthropic") -> LLMSettings:
