@@ -10,6 +10,7 @@
   required key, overrides the fixture by name and asks for the shared one (``def server(server): …``); no
   module starts its own server in a fixture.
 - ``memory_keyring``: an in-memory OS keyring (tests/fakes/memory_keyring.py) for the test.
+- ``spec`` / ``answer``: the NOVEL_ASK question spec with all three kinds and a valid answer to it.
 - Qt fixtures: ``qloop`` (a qasync loop, closed after the test), ``seed_novel`` / ``novel`` (《青石问道》
   imported from tests/fixtures/seed_project; ``seed_store`` has it open), ``project`` (that novel open in a ProjectController) and
   ``gui_thread_gc``. Qt, qasync and the package are imported inside the fixtures, so tests that do not ask for
@@ -23,7 +24,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -216,6 +217,28 @@ def seed_store(seed_novel: Path) -> Iterator[NovelStore]:
 def novel(seed_novel: Path) -> Path:
     """The same 《青石问道》 under the name the end-to-end tests use."""
     return seed_novel
+
+
+# --- NOVEL_ASK examples -------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def spec() -> dict[str, Any]:
+    """A NOVEL_ASK question spec with all three kinds: platform (single, required), genres (multi, optional,
+    allow_other), tone (multi, required), protagonist_name (free_text, required), notes (free_text, optional)."""
+    from tests.domain.novel_ask_examples import load_fixture
+
+    data: dict[str, Any] = load_fixture("question_spec_all_kinds.json")
+    return data
+
+
+@pytest.fixture
+def answer() -> dict[str, Any]:
+    """A valid answer to ``spec``."""
+    from tests.domain.novel_ask_examples import load_fixture
+
+    data: dict[str, Any] = load_fixture("answer_spec_all_kinds.json")
+    return data
 
 
 # --- the fake Messages API -----------------------------------------------------------------------------------
