@@ -247,9 +247,9 @@ def answer() -> dict[str, Any]:
 @pytest.fixture
 def settings() -> LLMSettings:
     """Default settings with millisecond backoff, so retry tests run fast (not saved anywhere)."""
-    from novel_desktop.llm.settings import LLMSettings, RetrySettings
+    from tests.fakes.anthropic_server import fast_settings
 
-    return LLMSettings(retry=RetrySettings(max_attempts=3, base_backoff_s=0.001, max_backoff_s=0.01))
+    return fast_settings(max_attempts=3)
 
 
 @pytest.fixture

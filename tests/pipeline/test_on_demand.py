@@ -11,7 +11,6 @@ import pytest
 
 from novel_desktop.domain.novel_ask import AnswerSpec
 from novel_desktop.domain.novel_ask_answers import build_answer_spec
-from novel_desktop.llm.settings import LLMSettings, RetrySettings
 from novel_desktop.pipeline import on_demand
 from novel_desktop.pipeline.interaction import InteractionManager, InteractionRequest
 from novel_desktop.session import NovelSession
@@ -19,7 +18,7 @@ from novel_desktop.storage import layout
 from novel_desktop.storage.store import NovelStore
 from tests.conftest import FIXTURES
 from tests.e2e.replies import judge_json
-from tests.fakes.anthropic_server import BATCH_ROLE, FakeAnthropicServer, Reply
+from tests.fakes.anthropic_server import BATCH_ROLE, FakeAnthropicServer, Reply, fast_settings
 
 KEY = "sk-ant-test-on-demand"
 TEXT = "# 第{n}章 练剑\n\n林枫在后山练剑，一练就是一整天。陈老在树下看着，没说话。\n"
@@ -31,14 +30,9 @@ def store(seed_store: NovelStore) -> NovelStore:
     return seed_store
 
 
-def _settings(provider: str = "anthropic") -> LLMSettings:
-    retry = RetrySettings(max_attempts=2, base_backoff_s=0.001, max_backoff_s=0.01)
-    return LLMSettings.for_provider(provider, retry=retry)
-
-
 def _run(server: FakeAnthropicServer, store: NovelStore, work: Any, provider: str = "anthropic") -> Any:
     """Run ``work(agents)`` with the agents of a session over ``store`` that talks to the fake server."""
-    session = NovelSession(store, settings=_settings(provider), api_key=KEY, base_url=server.base_url)
+    session = NovelSession(store, settings=fast_settings(provider), api_key=KEY, base_url=server.base_url)
     return session.run(lambda s: work(s.agents))
 
 
