@@ -6,9 +6,13 @@
 - One fake Messages API server for every folder: ``server`` (bare: nothing scripted, nothing in the
   environment), ``fake_server`` (every role answers well), ``fake`` (``fake_server`` reached through the
   ANTHROPIC_* variables, as an author's shell would have them, with fast retries saved in the settings) and
-  ``settings`` (LLMSettings with millisecond backoff, not saved).
+  ``settings`` (LLMSettings with millisecond backoff, not saved). A module that needs more scripted, or a
+  required key, overrides the fixture by name and asks for the shared one (``def server(server): …``); no
+  module starts its own server in a fixture.
+- ``memory_keyring``: an in-memory OS keyring (tests/fakes/memory_keyring.py) for the test.
+- ``spec`` / ``answer``: the NOVEL_ASK question spec with all three kinds and a valid answer to it.
 - Qt fixtures: ``qloop`` (a qasync loop, closed after the test), ``seed_novel`` / ``novel`` (《青石问道》
-  imported from tests/fixtures/seed_project), ``project`` (that novel open in a ProjectController) and
+  imported from tests/fixtures/seed_project; ``seed_store`` has it open), ``project`` (that novel open in a ProjectController) and
   ``gui_thread_gc``. Qt, qasync and the package are imported inside the fixtures, so tests that do not ask for
   them (tests/domain, tests/storage …) never import Qt.
 """
@@ -20,7 +24,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -30,7 +34,9 @@ if TYPE_CHECKING:
 
     from novel_desktop.controllers.project_controller import ProjectController
     from novel_desktop.llm.settings import LLMSettings
+    from novel_desktop.storage.store import NovelStore
     from tests.fakes.anthropic_server import FakeAnthropicServer
+    from tests.fakes.memory_keyring import MemoryKeyring
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -198,9 +204,41 @@ def seed_novel(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def seed_store(seed_novel: Path) -> Iterator[NovelStore]:
+    """《青石问道》 open for writing (closed after the test)."""
+    from novel_desktop.storage.store import NovelStore
+
+    s = NovelStore.open(seed_novel)
+    yield s
+    s.close()
+
+
+@pytest.fixture
 def novel(seed_novel: Path) -> Path:
     """The same 《青石问道》 under the name the end-to-end tests use."""
     return seed_novel
+
+
+# --- NOVEL_ASK examples -------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def spec() -> dict[str, Any]:
+    """A NOVEL_ASK question spec with all three kinds: platform (single, required), genres (multi, optional,
+    allow_other), tone (multi, required), protagonist_name (free_text, required), notes (free_text, optional)."""
+    from tests.domain.novel_ask_examples import load_fixture
+
+    data: dict[str, Any] = load_fixture("question_spec_all_kinds.json")
+    return data
+
+
+@pytest.fixture
+def answer() -> dict[str, Any]:
+    """A valid answer to ``spec``."""
+    from tests.domain.novel_ask_examples import load_fixture
+
+    data: dict[str, Any] = load_fixture("answer_spec_all_kinds.json")
+    return data
 
 
 # --- the fake Messages API -----------------------------------------------------------------------------------
@@ -209,9 +247,9 @@ def novel(seed_novel: Path) -> Path:
 @pytest.fixture
 def settings() -> LLMSettings:
     """Default settings with millisecond backoff, so retry tests run fast (not saved anywhere)."""
-    from novel_desktop.llm.settings import LLMSettings, RetrySettings
+    from tests.fakes.anthropic_server import fast_settings
 
-    return LLMSettings(retry=RetrySettings(max_attempts=3, base_backoff_s=0.001, max_backoff_s=0.01))
+    return fast_settings(max_attempts=3)
 
 
 @pytest.fixture
@@ -248,6 +286,21 @@ def fake(
     monkeypatch.setenv("ANTHROPIC_BASE_URL", fake_server.base_url)
     save_settings(settings)
     return fake_server
+
+
+@pytest.fixture
+def memory_keyring() -> Iterator[MemoryKeyring]:
+    """An in-memory OS keyring for the test (the previous backend comes back after it): tests read what the app
+    saved in ``memory_keyring.store`` and the real keyring is never touched."""
+    import keyring
+
+    from tests.fakes.memory_keyring import MemoryKeyring
+
+    previous = keyring.get_keyring()
+    backend = MemoryKeyring()
+    keyring.set_keyring(backend)
+    yield backend
+    keyring.set_keyring(previous)
 
 
 # --- Qt ------------------------------------------------------------------------------------------------------

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,35 +13,12 @@ import pytest
 from novel_desktop import session as session_module
 from novel_desktop.cli import main
 from novel_desktop.llm.client import LLMClient
-from novel_desktop.llm.settings import LLMSettings, RetrySettings, save_settings
+from novel_desktop.llm.settings import LLMSettings
 from novel_desktop.session import NovelSession
-from novel_desktop.storage.folder import import_folder
 from novel_desktop.storage.store import NovelStore
-from tests.conftest import FIXTURES
-from tests.e2e.replies import judge_json
-from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.fakes.anthropic_server import FakeAnthropicServer, fast_settings
 
 KEY = "sk-ant-test-session"
-RETRY = RetrySettings(max_attempts=2, base_backoff_s=0.001, max_backoff_s=0.01)
-
-
-@pytest.fixture
-def novel(tmp_path: Path) -> Path:
-    """《青石问道》 with chapters 1-2 committed."""
-    path = tmp_path / "青石问道.novel"
-    import_folder(FIXTURES / "seed_project", path)
-    return path
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropicServer]:
-    """The fake server, wired in as an author's shell would (environment), with the judge scripted."""
-    with FakeAnthropicServer() as server:
-        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
-        save_settings(LLMSettings(retry=RETRY))
-        server.set_default("quality_judge", judge_json(4.0))
-        yield server
 
 
 @pytest.fixture
@@ -106,7 +82,7 @@ def test_the_cli_and_a_second_call_share_the_builder(
     # A second call (here: the window's way, a session over a store it opened itself) uses the same builder.
     store = NovelStore.open(novel)
     try:
-        second = NovelSession(store, settings=LLMSettings(retry=RETRY), api_key=KEY, base_url=fake.base_url)
+        second = NovelSession(store, settings=fast_settings(), api_key=KEY, base_url=fake.base_url)
         text = store.chapter_text(1)
         assert text is not None
         second.run(lambda s: s.agents.judge.judge(1, text))
@@ -131,7 +107,7 @@ def test_a_closed_session_releases_the_novel(novel: Path, fake: FakeAnthropicSer
 
 
 def test_new_settings_give_a_new_client_on_next_use(novel: Path, fake: FakeAnthropicServer) -> None:
-    other = LLMSettings(provider="deepseek", retry=RETRY)
+    other = LLMSettings(provider="deepseek", retry=fast_settings().retry)
 
     async def work(session: NovelSession) -> tuple[LLMClient, LLMClient, LLMClient]:
         before = session.client

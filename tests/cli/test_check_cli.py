@@ -3,39 +3,22 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from novel_desktop.cli import main
-from novel_desktop.llm.settings import LLMSettings, RetrySettings, save_settings
-from novel_desktop.storage.folder import import_folder
 from novel_desktop.storage.store import NovelStore
-from tests.conftest import FIXTURES
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.pipeline.test_on_demand import _commit_more
 
 
 @pytest.fixture
-def novel(tmp_path: Path) -> Path:
+def novel(seed_novel: Path) -> Path:
     """《青石问道》 with chapters 1-5 committed: the quality brief and the drift check are due."""
-    path = tmp_path / "青石问道.novel"
-    import_folder(FIXTURES / "seed_project", path)
-    with NovelStore.open(path) as store:
+    with NovelStore.open(seed_novel) as store:
         _commit_more(store, 5)
-    return path
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropicServer]:
-    with FakeAnthropicServer() as server:
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-check")
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
-        save_settings(
-            LLMSettings(retry=RetrySettings(max_attempts=2, base_backoff_s=0.001, max_backoff_s=0.01))
-        )
-        yield server
+    return seed_novel
 
 
 def test_check_runs_the_due_checks_once(

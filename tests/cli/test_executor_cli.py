@@ -9,19 +9,10 @@ import pytest
 
 from novel_desktop.cli import main
 from novel_desktop.domain.novel_ask import InstructionPacket
-from novel_desktop.storage.folder import import_folder
 from novel_desktop.storage.store import NovelStore
-from tests.conftest import FIXTURES
 from tests.e2e.replies import PARAGRAPHS
 
 TEXT = "# 第3章 开山\n\n" + "\n\n".join(PARAGRAPHS * 2) + "\n"
-
-
-@pytest.fixture
-def novel(tmp_path: Path) -> Path:
-    path = tmp_path / "青石问道.novel"
-    import_folder(FIXTURES / "seed_project", path)
-    return path
 
 
 def test_next_prints_the_step_and_json_carries_the_packet(

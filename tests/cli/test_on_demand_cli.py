@@ -3,36 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from novel_desktop.cli import main
-from novel_desktop.llm.settings import LLMSettings, RetrySettings, save_settings
-from novel_desktop.storage.folder import import_folder
 from novel_desktop.storage.store import NovelStore
-from tests.conftest import FIXTURES
 from tests.e2e.replies import judge_json
 from tests.fakes.anthropic_server import BATCH_ROLE, FakeAnthropicServer
-
-
-@pytest.fixture
-def novel(tmp_path: Path) -> Path:
-    path = tmp_path / "青石问道.novel"
-    import_folder(FIXTURES / "seed_project", path)
-    return path
-
-
-@pytest.fixture
-def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropicServer]:
-    with FakeAnthropicServer() as server:
-        monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-cli")
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
-        save_settings(
-            LLMSettings(retry=RetrySettings(max_attempts=2, base_backoff_s=0.001, max_backoff_s=0.01))
-        )
-        yield server
 
 
 def test_character_add_from_profile_and_retire(

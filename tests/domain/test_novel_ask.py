@@ -21,21 +21,6 @@ from novel_desktop.domain.novel_ask_answers import (
 )
 from tests.domain.novel_ask_examples import fields, load_fixture
 
-
-@pytest.fixture
-def spec() -> dict[str, Any]:
-    """All three kinds: platform (single, required), genres (multi, optional, allow_other),
-    tone (multi, required), protagonist_name (free_text, required), notes (free_text, optional)."""
-    data: dict[str, Any] = load_fixture("question_spec_all_kinds.json")
-    return data
-
-
-@pytest.fixture
-def answer() -> dict[str, Any]:
-    data: dict[str, Any] = load_fixture("answer_spec_all_kinds.json")
-    return data
-
-
 # ------------------------------------------------------------------------------------------ seed examples
 
 

@@ -1,1 +1,1 @@
-"""Test doubles: a fake Anthropic Messages API server."""
+"""Test doubles: a fake Anthropic Messages API server, recorded alerts and an in-memory keyring."""

@@ -32,13 +32,25 @@ import uuid
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from novel_desktop.llm.settings import LLMSettings
 
 #: The API key tests give the fake server (it accepts any key unless started with ``api_key``).
 TEST_KEY = "sk-ant-test-0123456789abcdef"
 ANY_ROLE = "*"
 #: The queue batched requests take their replies from when no queue is named by their custom_id.
 BATCH_ROLE = "batch"
+
+
+def fast_settings(provider: str | None = None, *, max_attempts: int = 2) -> LLMSettings:
+    """Fresh settings with millisecond backoff, so a test's retries cost nothing: the defaults, or with
+    ``provider`` that provider's preset (its model split)."""
+    from novel_desktop.llm.settings import LLMSettings, RetrySettings
+
+    retry = RetrySettings(max_attempts=max_attempts, base_backoff_s=0.001, max_backoff_s=0.01)
+    return LLMSettings(retry=retry) if provider is None else LLMSettings.for_provider(provider, retry=retry)
 
 
 def estimate_tokens(text: str) -> int:

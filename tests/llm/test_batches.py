@@ -10,9 +10,9 @@ import pytest
 from novel_desktop.llm.batches import BatchReport, BatchRequest, run_batch
 from novel_desktop.llm.client import LLMClient, PromptBlock
 from novel_desktop.llm.roles import AgentRole
-from novel_desktop.llm.settings import LLMSettings, RetrySettings
+from novel_desktop.llm.settings import LLMSettings
 from novel_desktop.llm.usage import Usage
-from tests.fakes.anthropic_server import BATCH_ROLE, TEST_KEY, FakeAnthropicServer, Reply
+from tests.fakes.anthropic_server import BATCH_ROLE, TEST_KEY, FakeAnthropicServer, Reply, fast_settings
 
 
 def _requests(n: int) -> list[BatchRequest]:
@@ -68,9 +68,7 @@ def test_a_failed_item_is_reported_not_raised(server: FakeAnthropicServer, setti
 
 
 def test_provider_without_batches_falls_back_to_calls_at_full_price(server: FakeAnthropicServer) -> None:
-    settings = LLMSettings.for_provider(
-        "deepseek", retry=RetrySettings(max_attempts=2, base_backoff_s=0.001, max_backoff_s=0.01)
-    )
+    settings = fast_settings("deepseek")
     server.set_default("quality_judge", '{"ok": true}')
     lines: list[str] = []
     report = asyncio.run(_run(server, settings, 2, on_progress=lines.append))

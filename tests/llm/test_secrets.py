@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import keyring
 import pytest
-from keyring.backend import KeyringBackend
-from keyring.errors import PasswordDeleteError
 
 from novel_desktop.llm import LLMSettings
 from novel_desktop.llm.secrets import (
@@ -19,34 +15,7 @@ from novel_desktop.llm.secrets import (
     resolve_base_url,
     set_api_key,
 )
-
-
-class MemoryKeyring(KeyringBackend):
-    priority = 1  # type: ignore[assignment]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.store: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self.store.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self.store[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        if (service, username) not in self.store:
-            raise PasswordDeleteError("not found")
-        del self.store[(service, username)]
-
-
-@pytest.fixture
-def memory_keyring() -> Iterator[MemoryKeyring]:
-    previous = keyring.get_keyring()
-    backend = MemoryKeyring()
-    keyring.set_keyring(backend)
-    yield backend
-    keyring.set_keyring(previous)
+from tests.fakes.memory_keyring import MemoryKeyring
 
 
 def test_keyring_round_trip_per_provider(memory_keyring: MemoryKeyring) -> None:

@@ -5,43 +5,35 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from novel_desktop.agents.planning import LLMPlanningAgents
 from novel_desktop.llm.client import LLMClient
-from novel_desktop.llm.settings import LLMSettings, RetrySettings
 from novel_desktop.pipeline import checks, rule_change
 from novel_desktop.pipeline.interaction import AnswersFileResponder, InteractionManager
 from novel_desktop.storage import layout
-from novel_desktop.storage.folder import import_folder
 from novel_desktop.storage.store import NovelStore, dumps
-from tests.conftest import FIXTURES
 from tests.e2e.lifecycle_replies import audit_json, characters_json
-from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.fakes.anthropic_server import FakeAnthropicServer, fast_settings
 
 KEY = "sk-ant-test-checks"
 TEXT = "# 第{n}章 练剑\n\n林枫在后山练剑，一练就是一整天。陈老在树下看着，没说话。\n“还不够。”陈老说。\n"
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[NovelStore]:
-    path = tmp_path / "青石问道.novel"
-    import_folder(FIXTURES / "seed_project", path)
-    s = NovelStore.open(path)
-    yield s
-    s.close()
+def store(seed_store: NovelStore) -> NovelStore:
+    """The shared 《青石问道》 (chapters 1-2 committed, a 5-chapter outline), open."""
+    return seed_store
 
 
 @pytest.fixture
-def server() -> Iterator[FakeAnthropicServer]:
-    with FakeAnthropicServer() as s:
-        s.set_default("consistency_auditor", audit_json())
-        s.set_default("character_weaver", characters_json())
-        yield s
+def server(server: FakeAnthropicServer) -> FakeAnthropicServer:
+    """The shared bare fake server, on which the auditor and the character weaver answer well."""
+    server.set_default("consistency_auditor", audit_json())
+    server.set_default("character_weaver", characters_json())
+    return server
 
 
 def _commit(store: NovelStore, upto: int, score: float = 4.2) -> None:
@@ -53,8 +45,7 @@ def _commit(store: NovelStore, upto: int, score: float = 4.2) -> None:
 
 def _run(server: FakeAnthropicServer, answers: dict[str, Any], work: Any) -> Any:
     async def main() -> Any:
-        settings = LLMSettings(retry=RetrySettings(max_attempts=2, base_backoff_s=0.001, max_backoff_s=0.01))
-        async with LLMClient(settings, api_key=KEY, base_url=server.base_url) as client:
+        async with LLMClient(fast_settings(), api_key=KEY, base_url=server.base_url) as client:
             interaction = InteractionManager(AnswersFileResponder(answers))
             return await work(LLMPlanningAgents(client), interaction)
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,22 +18,17 @@ from novel_desktop.pipeline.executor import (
     parse_step,
 )
 from novel_desktop.pipeline.step_results import advance, validate
-from novel_desktop.storage.folder import export_folder, import_folder
+from novel_desktop.storage.folder import export_folder
 from novel_desktop.storage.store import NovelStore
-from tests.conftest import FIXTURES
 from tests.e2e.replies import PARAGRAPHS, judge_json
 
 CHAPTER_TEXT = "# 第3章 开山\n\n" + "\n\n".join(PARAGRAPHS * 3) + "\n"
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[NovelStore]:
-    """《青石问道》 with chapters 1-2 committed and a 5-chapter outline."""
-    path = tmp_path / "青石问道.novel"
-    import_folder(FIXTURES / "seed_project", path)
-    s = NovelStore.open(path)
-    yield s
-    s.close()
+def store(seed_store: NovelStore) -> NovelStore:
+    """The shared 《青石问道》 (chapters 1-2 committed, a 5-chapter outline), open."""
+    return seed_store
 
 
 def _write(folder: Path, rel: str, text: str) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,44 +11,28 @@ import pytest
 
 from novel_desktop.domain.novel_ask import AnswerSpec
 from novel_desktop.domain.novel_ask_answers import build_answer_spec
-from novel_desktop.llm.settings import LLMSettings, RetrySettings
 from novel_desktop.pipeline import on_demand
 from novel_desktop.pipeline.interaction import InteractionManager, InteractionRequest
 from novel_desktop.session import NovelSession
 from novel_desktop.storage import layout
-from novel_desktop.storage.folder import import_folder
 from novel_desktop.storage.store import NovelStore
 from tests.conftest import FIXTURES
 from tests.e2e.replies import judge_json
-from tests.fakes.anthropic_server import BATCH_ROLE, FakeAnthropicServer, Reply
+from tests.fakes.anthropic_server import BATCH_ROLE, FakeAnthropicServer, Reply, fast_settings
 
 KEY = "sk-ant-test-on-demand"
 TEXT = "# 第{n}章 练剑\n\n林枫在后山练剑，一练就是一整天。陈老在树下看着，没说话。\n"
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[NovelStore]:
-    path = tmp_path / "青石问道.novel"
-    import_folder(FIXTURES / "seed_project", path)
-    s = NovelStore.open(path)
-    yield s
-    s.close()
-
-
-@pytest.fixture
-def server() -> Iterator[FakeAnthropicServer]:
-    with FakeAnthropicServer() as s:
-        yield s
-
-
-def _settings(provider: str = "anthropic") -> LLMSettings:
-    retry = RetrySettings(max_attempts=2, base_backoff_s=0.001, max_backoff_s=0.01)
-    return LLMSettings.for_provider(provider, retry=retry)
+def store(seed_store: NovelStore) -> NovelStore:
+    """The shared 《青石问道》 (chapters 1-2 committed, a 5-chapter outline), open."""
+    return seed_store
 
 
 def _run(server: FakeAnthropicServer, store: NovelStore, work: Any, provider: str = "anthropic") -> Any:
     """Run ``work(agents)`` with the agents of a session over ``store`` that talks to the fake server."""
-    session = NovelSession(store, settings=_settings(provider), api_key=KEY, base_url=server.base_url)
+    session = NovelSession(store, settings=fast_settings(provider), api_key=KEY, base_url=server.base_url)
     return session.run(lambda s: work(s.agents))
 
 

@@ -14,7 +14,6 @@ import pytest
 from novel_desktop.agents.chapter import LLMChapterAgents
 from novel_desktop.agents.planning import LLMPlanningAgents
 from novel_desktop.llm.client import LLMClient
-from novel_desktop.llm.settings import LLMSettings, RetrySettings
 from novel_desktop.pipeline.interaction import AnswersFileResponder, InteractionManager
 from novel_desktop.pipeline.orchestrator import (
     Orchestrator,
@@ -27,8 +26,7 @@ from novel_desktop.pipeline.orchestrator import (
 from novel_desktop.pipeline.quick_start import StyleChoice
 from novel_desktop.storage.store import NovelStore
 from tests.e2e.lifecycle_replies import answers, plan_json, script_planning
-from tests.e2e.replies import script_defaults
-from tests.fakes.anthropic_server import FakeAnthropicServer, Reply
+from tests.fakes.anthropic_server import FakeAnthropicServer, Reply, fast_settings
 
 KEY = "sk-ant-test-orchestrator"
 ASK = "staging/novel-ask/"
@@ -42,11 +40,10 @@ def store(tmp_path: Path) -> Iterator[NovelStore]:
 
 
 @pytest.fixture
-def server() -> Iterator[FakeAnthropicServer]:
-    with FakeAnthropicServer() as s:
-        script_defaults(s)
-        script_planning(s)
-        yield s
+def server(fake_server: FakeAnthropicServer) -> FakeAnthropicServer:
+    """The shared fake server on which every role answers well, the planning roles too."""
+    script_planning(fake_server)
+    return fake_server
 
 
 def _run(
@@ -59,8 +56,7 @@ def _run(
     events: list[OrchestratorEvent] | None = None,
 ) -> RunSummary:
     async def main() -> RunSummary:
-        settings = LLMSettings(retry=RetrySettings(max_attempts=2, base_backoff_s=0.001, max_backoff_s=0.01))
-        async with LLMClient(settings, api_key=KEY, base_url=server.base_url) as client:
+        async with LLMClient(fast_settings(), api_key=KEY, base_url=server.base_url) as client:
             orch = Orchestrator(
                 store,
                 LLMPlanningAgents(client),
@@ -140,8 +136,7 @@ def test_start_over_goes_back_to_the_setup_questions(store: NovelStore, server: 
     events: list[OrchestratorEvent] = []
 
     async def main() -> None:
-        settings = LLMSettings(retry=RetrySettings(max_attempts=2, base_backoff_s=0.001, max_backoff_s=0.01))
-        async with LLMClient(settings, api_key=KEY, base_url=server.base_url) as client:
+        async with LLMClient(fast_settings(), api_key=KEY, base_url=server.base_url) as client:
             orch = Orchestrator(
                 store,
                 LLMPlanningAgents(client),

@@ -6,14 +6,12 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import keyring
 import pytest
 import qasync
-from keyring.backend import KeyringBackend
-from keyring.errors import PasswordDeleteError
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication, QDialog, QDialogButtonBox, QLineEdit
 from pytestqt.qtbot import QtBot
@@ -23,44 +21,17 @@ from novel_desktop.controllers.jobs import Job
 from novel_desktop.llm.providers import PRESETS
 from novel_desktop.llm.roles import AgentRole
 from novel_desktop.llm.secrets import KEYRING_SERVICE
-from novel_desktop.llm.settings import LLMSettings, RetrySettings, load_settings, save_settings
+from novel_desktop.llm.settings import LLMSettings, load_settings, save_settings
 from novel_desktop.paths import user_config_dir
 from novel_desktop.ui.settings_dialog import SettingsDialog
 from tests.fakes.anthropic_server import FakeAnthropicServer, Reply
+from tests.fakes.memory_keyring import MemoryKeyring
 
-# Their jobs run work in threads: Qt objects left in cycles are collected in the GUI thread.
-pytestmark = pytest.mark.usefixtures("gui_thread_gc")
+# Their jobs run work in threads: Qt objects left in cycles are collected in the GUI thread. No test touches the
+# real OS keyring.
+pytestmark = pytest.mark.usefixtures("gui_thread_gc", "memory_keyring")
 
 KEY = "sk-ant-secret-0123456789abcdef"
-
-
-class MemoryKeyring(KeyringBackend):
-    priority = 1  # type: ignore[assignment]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.store: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self.store.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self.store[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        if (service, username) not in self.store:
-            raise PasswordDeleteError("not found")
-        del self.store[(service, username)]
-
-
-@pytest.fixture(autouse=True)
-def memory_keyring() -> Iterator[MemoryKeyring]:
-    """No test touches the real OS keyring."""
-    previous = keyring.get_keyring()
-    backend = MemoryKeyring()
-    keyring.set_keyring(backend)
-    yield backend
-    keyring.set_keyring(previous)
 
 
 @pytest.fixture
@@ -262,15 +233,16 @@ def test_edit_opens_without_a_nested_loop_and_says_whether_the_author_saved(qtbo
 
 # ---------------------------------------------------------------------------------------------- 测试连接
 @pytest.fixture
-def fast_retries() -> None:
-    """Saved settings with millisecond backoff, so the 529 test retries quickly."""
-    save_settings(LLMSettings(retry=RetrySettings(max_attempts=3, base_backoff_s=0.001, max_backoff_s=0.01)))
+def fast_retries(settings: LLMSettings) -> None:
+    """The shared settings with millisecond backoff, saved, so the 529 test retries quickly."""
+    save_settings(settings)
 
 
 @pytest.fixture
-def server() -> Iterator[FakeAnthropicServer]:
-    with FakeAnthropicServer(api_key=KEY) as s:
-        yield s
+def server(server: FakeAnthropicServer) -> FakeAnthropicServer:
+    """The shared bare fake server, accepting only the key the author types (any other gets a 401)."""
+    server.api_key = KEY
+    return server
 
 
 def _run_test(qloop: qasync.QEventLoop, qtbot: QtBot, dialog: SettingsDialog) -> str:
