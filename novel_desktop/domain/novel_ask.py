@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from novel_desktop.domain.common import SNAKE_CASE_RE, SeedModel
 
@@ -76,6 +76,12 @@ class Question(SeedModel):
     options: list[QuestionOption] = Field(default_factory=list)
     default: str | list[str] | None = None
     allow_other: bool = False
+
+    @field_validator("options", mode="before")
+    @classmethod
+    def _null_options_are_none(cls, value: object) -> object:
+        # validate_question_spec lets a free_text question write "options": null for "no options".
+        return [] if value is None else value
 
     @property
     def labels(self) -> list[str]:

@@ -334,3 +334,19 @@ def test_parse_question_spec_raises_with_problems(spec: dict[str, Any]) -> None:
         parse_question_spec(spec)
     assert fields(info.value.problems) == ["topic"]
     assert "topic:" in str(info.value)
+
+
+def test_a_free_text_question_may_write_null_options_and_still_parses() -> None:
+    """Found by the property test: the checker accepted "options": null on a free_text question, but the
+    model refused it, so a spec the executor called valid failed when the question was shown."""
+    from novel_desktop.domain.novel_ask import QuestionSpec, validate_question_spec
+
+    spec = {
+        "version": 1,
+        "topic": "备注",
+        "questions": [
+            {"id": "notes", "header": "备注", "question": "还有什么？", "kind": "free_text", "options": None}
+        ],
+    }
+    assert validate_question_spec(spec) == []
+    assert QuestionSpec.model_validate(spec).questions[0].options == []
