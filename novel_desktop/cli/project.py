@@ -90,12 +90,21 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("novel", help=".novel 文件 / novel file")
-    p.add_argument("folder", help="目标文件夹（须为空或不存在） / target folder (new or empty)")
+    p.add_argument(
+        "folder",
+        help="目标文件夹（须为空或不存在，否则加 --force） / target folder (new or empty, else --force)",
+    )
     p.add_argument(
         "--skeleton",
         action="store_true",
         help="同时建好种子布局的全部空文件夹（供外部执行器写入） / also create every empty folder of the "
         "seed layout, for an external executor",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="替换已存在的非空文件夹（新文件夹完整写好后才替换） / replace a non-empty folder, only once "
+        "the new one is complete",
     )
     p.set_defaults(handler=cmd_export_folder)
 
@@ -174,12 +183,16 @@ def cmd_export_folder(args: argparse.Namespace) -> int:
 
     with open_store(args.novel, write=False) as store:
         try:
-            report = export_folder(store, args.folder, skeleton=args.skeleton)
+            report = export_folder(store, args.folder, skeleton=args.skeleton, force=args.force)
         except StoreError as exc:
             raise CliError(str(exc), 2) from None
         except OSError as exc:
             raise CliError(f"无法写入 / cannot write {args.folder}: {exc.strerror or exc}", 2) from None
     print(f"已导出 {report.files} 个文件（{report.chapters} 章）到 {report.folder} (exported)")
+    for rel in report.skipped:
+        print(f"已跳过 skipped: {rel}", file=sys.stderr)
+    for warning in report.warnings:
+        print(f"警告 warning: {warning}", file=sys.stderr)
     return 0
 
 
