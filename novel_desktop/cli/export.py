@@ -34,7 +34,8 @@ def register(subparsers: Any) -> None:
             "  md    Markdown（书名、卷名、章节标题为各级标题）\n"
             "  epub  电子书，带目录 (EPUB with a table of contents)\n"
             "  docx  Word 文档，首行缩进 2 字符，每章另起一页\n"
-            "已存在的输出文件只有加 --force 才会被替换，而且要等新文件完整写好；只读文件和小说文件本身从不覆盖。\n"
+            "已存在的输出文件只有加 --force 才会被替换，而且要等新文件完整写好；"
+            "只读文件和小说文件本身从不覆盖。\n"
             "Export the novel (or some chapters) as one file. An existing OUT is replaced only with --force, "
             "and only after the new file is complete; a read-only OUT or the novel itself never."
         ),
