@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from novel_desktop.cli.common import CliError, print_json
 from novel_desktop.storage import lock
-from novel_desktop.storage.migrations import SchemaError
-from novel_desktop.storage.store import PLATFORMS, NovelStore, StoreError, clear_stale_lock
+from novel_desktop.storage.store import PLATFORMS, NovelStore, clear_stale_lock
 
 if TYPE_CHECKING:
     from novel_desktop.pipeline.interaction import Responder
@@ -25,22 +24,28 @@ PLATFORM_HELP = "发布平台 / platform: qidian 起点, tomato 番茄, jjwxc �
 
 @contextmanager
 def open_session(path: str, *, write: bool, responder: Responder | None = None) -> Iterator[NovelSession]:
-    """Open a novel as a session for a command, turning storage errors into one-line CLI errors.
+    """Open a novel as a session for a command: for writing (the writer lock) or read-only (``mode=ro``:
+    nothing is written, no journal change, a read-only file can be read).
 
-    The client and agents are built when the command first uses them; a settings problem is printed then.
+    Its errors (:class:`StoreError`, a lock held elsewhere) reach :func:`novel_desktop.cli.main`, which
+    prints them. The client and agents are built when the command first uses them; a settings problem is
+    printed then. A writable novel on a network file system says once that it does without WAL.
     """
     from novel_desktop.session import NovelSession
 
+    session = NovelSession.open(path, write=write, responder=responder)
     try:
-        session = NovelSession.open(path, write=write, responder=responder)
-    except lock.ProjectLocked as exc:
-        raise CliError(str(exc), EXIT_LOCKED) from None
-    except (StoreError, SchemaError) as exc:
-        raise CliError(str(exc), 2) from None
-    try:
+        say_journal(session.store)
         yield session
     finally:
         session.close()
+
+
+def say_journal(store: NovelStore) -> None:
+    """Say on stderr why the novel is not in WAL mode, when it is not (a network file system)."""
+    journal = store.journal
+    if journal is not None and journal.mode.upper() != "WAL":
+        print(f"提示 note: {journal.reason}", file=sys.stderr)
 
 
 @contextmanager
@@ -142,10 +147,8 @@ def register(subparsers: Any) -> None:
 def cmd_init(args: argparse.Namespace) -> int:
     from novel_desktop.session import NovelSession
 
-    try:
-        session = NovelSession.create(args.novel, title=args.title, genre=args.genre, platform=args.platform)
-    except StoreError as exc:
-        raise CliError(str(exc), 2) from None
+    session = NovelSession.create(args.novel, title=args.title, genre=args.genre, platform=args.platform)
+    say_journal(session.store)
     session.close()
     print(f"已创建《{args.title}》：{args.novel} (created)")
     return 0
@@ -184,8 +187,6 @@ def cmd_export_folder(args: argparse.Namespace) -> int:
     with open_store(args.novel, write=False) as store:
         try:
             report = export_folder(store, args.folder, skeleton=args.skeleton, force=args.force)
-        except StoreError as exc:
-            raise CliError(str(exc), 2) from None
         except OSError as exc:
             raise CliError(f"无法写入 / cannot write {args.folder}: {exc.strerror or exc}", 2) from None
     print(f"已导出 {report.files} 个文件（{report.chapters} 章）到 {report.folder} (exported)")
@@ -203,8 +204,6 @@ def cmd_import_folder(args: argparse.Namespace) -> int:
         report = import_folder(
             args.folder, args.novel, title=args.title, genre=args.genre, platform=args.platform
         )
-    except StoreError as exc:
-        raise CliError(str(exc), 2) from None
     except OSError as exc:
         raise CliError(f"无法读取 / cannot read {args.folder}: {exc.strerror or exc}", 2) from None
     if args.json:

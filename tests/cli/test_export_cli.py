@@ -206,9 +206,7 @@ def test_export_folder_refuses_a_non_empty_folder_without_force(
     assert not (folder / "旧.txt").exists()
 
 
-def test_export_folder_never_writes_into_the_novel(
-    novel: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_export_folder_never_writes_into_the_novel(novel: Path, capsys: pytest.CaptureFixture[str]) -> None:
     before = novel.read_bytes()
     assert main(["export-folder", str(novel), "--force", str(novel)]) == 2
     assert "internal error" not in capsys.readouterr().err
