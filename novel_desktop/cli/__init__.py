@@ -7,8 +7,10 @@ code. Errors are printed as one clear line each, never as a traceback.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
 
 from novel_desktop import __version__
 from novel_desktop.cli import ask as ask_cmds
@@ -27,6 +29,7 @@ from novel_desktop.cli.common import CliError
 EXIT_OK = 0
 EXIT_INVALID = 1
 EXIT_UNREADABLE = 2
+EXIT_LOCKED = 3
 
 
 def _version() -> str:
@@ -65,22 +68,53 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``novel``; returns (and, as a script, exits with) the exit code."""
+    """Entry point of ``novel``; returns (and, as a script, exits with) the exit code.
+
+    The one place where failures become exit codes: a :class:`CliError` its own, a novel locked by another
+    process 3, every error a user can cause (a corrupt, read-only or busy novel, a full disk, an unsafe
+    path …: :class:`StoreError`) 2, each as one line naming the file. Only a bug is an internal error (70).
+    A reader that went away (``novel … | head -1``) is not an error: the command still finishes its work.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
         return EXIT_UNREADABLE
+    stdout = sys.stdout
+    sys.stdout = quiet = _QuietPipe(stdout)
+    try:
+        return _run(handler, args)
+    finally:
+        quiet.flush()
+        sys.stdout = stdout
+
+
+def _run(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    from novel_desktop.storage import errors
+    from novel_desktop.storage.lock import ProjectLocked
+    from novel_desktop.storage.migrations import SchemaError
+    from novel_desktop.storage.store import StoreError
+
     try:
         code: int = handler(args)
     except CliError as exc:
-        print(f"错误 / error: {exc}", file=sys.stderr)
-        return exc.exit_code
+        return _fail(str(exc), exc.exit_code)
+    except ProjectLocked as exc:
+        return _fail(str(exc), EXIT_LOCKED)
+    except (StoreError, SchemaError) as exc:
+        return _fail(str(exc), EXIT_UNREADABLE)
     except KeyboardInterrupt:
         print("已取消 / cancelled", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        _stdout_to_devnull(sys.stdout)  # written past the wrapper; the work before it is done
+        return EXIT_OK
     except Exception as exc:  # an author never sees a traceback; the details go to a log file
+        novel = getattr(args, "novel", None)
+        mapped = errors.translate(exc, novel) if isinstance(novel, str) else None
+        if mapped is not None:
+            return _fail(str(mapped), EXIT_UNREADABLE)
         where = _log_crash(exc)
         print(
             f"内部错误 / internal error: {type(exc).__name__}: {exc}（详情见 details in {where}）",
@@ -88,6 +122,57 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 70
     return code
+
+
+def _fail(message: str, code: int) -> int:
+    print(f"错误 / error: {message}", file=sys.stderr)
+    return code
+
+
+class _QuietPipe:
+    """``sys.stdout`` for a command: once the reader is gone (a broken pipe), output is dropped silently.
+
+    The command goes on (a chapter is committed whether or not anyone reads the progress) and exits with its
+    own code; the real stream is pointed at the null device so that the interpreter's last flush is quiet.
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._gone = False
+
+    def write(self, text: str) -> int:
+        if not self._gone:
+            try:
+                return self._stream.write(text)
+            except BrokenPipeError:
+                self._lost()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self._gone:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._lost()
+
+    def _lost(self) -> None:
+        self._gone = True
+        _stdout_to_devnull(self._stream)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _stdout_to_devnull(stream: Any) -> None:
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return  # not a real file (a test's capture): nothing will be flushed to a pipe
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
 
 
 def _log_crash(exc: BaseException) -> str:

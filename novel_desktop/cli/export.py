@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -33,17 +34,20 @@ def register(subparsers: Any) -> None:
             "  md    Markdown（书名、卷名、章节标题为各级标题）\n"
             "  epub  电子书，带目录 (EPUB with a table of contents)\n"
             "  docx  Word 文档，首行缩进 2 字符，每章另起一页\n"
-            "已存在的输出文件只有在新文件完整写好后才会被替换。\n"
-            "Export the novel (or some chapters) as one file; an existing OUT is replaced only after "
-            "the new file is complete."
+            "已存在的输出文件只有加 --force 才会被替换，而且要等新文件完整写好；"
+            "只读文件和小说文件本身从不覆盖。\n"
+            "Export the novel (or some chapters) as one file. An existing OUT is replaced only with --force, "
+            "and only after the new file is complete; a read-only OUT or the novel itself never."
         ),
         epilog=(
             "例 / examples:\n"
             "  novel export 我的小说.novel 我的小说.epub\n"
             "  novel export 我的小说.novel --format txt --chapters 11-20 第11-20章.txt\n"
             "  novel export 我的小说.novel --chapters 30- 新章节.docx\n"
+            "  novel export 我的小说.novel --force 我的小说.epub   # 替换上次的导出 replace last export\n"
             "退出码 / exit codes: 0 成功 ok, 1 章节范围有误或未选中章节 bad range or no chapters, "
-            "2 无法读取小说或无法写入 unreadable novel or unwritable output"
+            "2 无法读取小说、输出已存在（未加 --force）或无法写入 unreadable novel, OUT exists "
+            "(no --force) or unwritable output"
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -60,6 +64,12 @@ def register(subparsers: Any) -> None:
         metavar="A-B",
         default=None,
         help="只导出这些章：5、3-10 或 20-（到最后） / only these chapters: A, A-B or A- (default: all)",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="替换已存在的输出文件（只读文件和小说文件本身除外） / replace an existing OUT "
+        "(never a read-only one or the novel itself)",
     )
     p.set_defaults(handler=cmd_export)
 
@@ -82,10 +92,15 @@ def cmd_export(args: argparse.Namespace) -> int:
             raise CliError(str(exc), EXIT_BAD_RANGE) from None
     with open_store(args.novel, write=False) as store:
         try:
-            result = export_book(store, Path(args.out), fmt, chapters)
+            result = export_book(store, Path(args.out), fmt, chapters, force=args.force)
         except ChapterRangeError as exc:
             raise CliError(str(exc), EXIT_BAD_RANGE) from None
         except ExportError as exc:
             raise CliError(str(exc), EXIT_IO) from None
     print(f"已导出 {result.chapters} 章（{result.chars:,} 字）到 {result.path} (exported)")
+    for problem in result.problems:
+        print(
+            f"警告 warning: {problem.message}",
+            file=sys.stderr,
+        )
     return 0

@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from novel_desktop.cli.common import CliError, print_json
 from novel_desktop.storage import lock
-from novel_desktop.storage.migrations import SchemaError
-from novel_desktop.storage.store import PLATFORMS, NovelStore, StoreError, clear_stale_lock
+from novel_desktop.storage.store import PLATFORMS, NovelStore, clear_stale_lock
 
 if TYPE_CHECKING:
     from novel_desktop.pipeline.interaction import Responder
@@ -25,22 +24,28 @@ PLATFORM_HELP = "发布平台 / platform: qidian 起点, tomato 番茄, jjwxc �
 
 @contextmanager
 def open_session(path: str, *, write: bool, responder: Responder | None = None) -> Iterator[NovelSession]:
-    """Open a novel as a session for a command, turning storage errors into one-line CLI errors.
+    """Open a novel as a session for a command: for writing (the writer lock) or read-only (``mode=ro``:
+    nothing is written, no journal change, a read-only file can be read).
 
-    The client and agents are built when the command first uses them; a settings problem is printed then.
+    Its errors (:class:`StoreError`, a lock held elsewhere) reach :func:`novel_desktop.cli.main`, which
+    prints them. The client and agents are built when the command first uses them; a settings problem is
+    printed then. A writable novel on a network file system says once that it does without WAL.
     """
     from novel_desktop.session import NovelSession
 
+    session = NovelSession.open(path, write=write, responder=responder)
     try:
-        session = NovelSession.open(path, write=write, responder=responder)
-    except lock.ProjectLocked as exc:
-        raise CliError(str(exc), EXIT_LOCKED) from None
-    except (StoreError, SchemaError) as exc:
-        raise CliError(str(exc), 2) from None
-    try:
+        say_journal(session.store)
         yield session
     finally:
         session.close()
+
+
+def say_journal(store: NovelStore) -> None:
+    """Say on stderr why the novel is not in WAL mode, when it is not (a network file system)."""
+    journal = store.journal
+    if journal is not None and journal.mode.upper() != "WAL":
+        print(f"提示 note: {journal.reason}", file=sys.stderr)
 
 
 @contextmanager
@@ -90,12 +95,21 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("novel", help=".novel 文件 / novel file")
-    p.add_argument("folder", help="目标文件夹（须为空或不存在） / target folder (new or empty)")
+    p.add_argument(
+        "folder",
+        help="目标文件夹（须为空或不存在，否则加 --force） / target folder (new or empty, else --force)",
+    )
     p.add_argument(
         "--skeleton",
         action="store_true",
         help="同时建好种子布局的全部空文件夹（供外部执行器写入） / also create every empty folder of the "
         "seed layout, for an external executor",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="替换已存在的非空文件夹（新文件夹完整写好后才替换） / replace a non-empty folder, only once "
+        "the new one is complete",
     )
     p.set_defaults(handler=cmd_export_folder)
 
@@ -133,10 +147,8 @@ def register(subparsers: Any) -> None:
 def cmd_init(args: argparse.Namespace) -> int:
     from novel_desktop.session import NovelSession
 
-    try:
-        session = NovelSession.create(args.novel, title=args.title, genre=args.genre, platform=args.platform)
-    except StoreError as exc:
-        raise CliError(str(exc), 2) from None
+    session = NovelSession.create(args.novel, title=args.title, genre=args.genre, platform=args.platform)
+    say_journal(session.store)
     session.close()
     print(f"已创建《{args.title}》：{args.novel} (created)")
     return 0
@@ -174,12 +186,14 @@ def cmd_export_folder(args: argparse.Namespace) -> int:
 
     with open_store(args.novel, write=False) as store:
         try:
-            report = export_folder(store, args.folder, skeleton=args.skeleton)
-        except StoreError as exc:
-            raise CliError(str(exc), 2) from None
+            report = export_folder(store, args.folder, skeleton=args.skeleton, force=args.force)
         except OSError as exc:
             raise CliError(f"无法写入 / cannot write {args.folder}: {exc.strerror or exc}", 2) from None
     print(f"已导出 {report.files} 个文件（{report.chapters} 章）到 {report.folder} (exported)")
+    for rel in report.skipped:
+        print(f"已跳过 skipped: {rel}", file=sys.stderr)
+    for warning in report.warnings:
+        print(f"警告 warning: {warning}", file=sys.stderr)
     return 0
 
 
@@ -190,8 +204,6 @@ def cmd_import_folder(args: argparse.Namespace) -> int:
         report = import_folder(
             args.folder, args.novel, title=args.title, genre=args.genre, platform=args.platform
         )
-    except StoreError as exc:
-        raise CliError(str(exc), 2) from None
     except OSError as exc:
         raise CliError(f"无法读取 / cannot read {args.folder}: {exc.strerror or exc}", 2) from None
     if args.json:

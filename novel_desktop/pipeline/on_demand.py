@@ -366,20 +366,29 @@ def _research_name(stem: str, taken: set[str]) -> str:
     return name
 
 
-def import_research_notes(store: NovelStore, files: Sequence[str | Path]) -> ActionResult:
+def import_research_notes(
+    store: NovelStore, files: Sequence[str | Path], *, limit: int | None = None
+) -> ActionResult:
     """Copy text files into ``research/*.md`` (one per file), which WorldBuilder and CharacterWeaver read.
 
-    UTF-8 and GB18030 text are accepted; an existing note is never overwritten (a suffix is added).
+    UTF-8 and GB18030 text are accepted; an existing note is never overwritten (a suffix is added). Each
+    file is read with a cap (``limit`` bytes, by default the folder import's): a file over it, unreadable,
+    not text or empty is a warning and the others still import. All notes are written in ONE transaction,
+    so a kill part-way leaves none of them and the same command can simply be run again.
     """
+    from novel_desktop.storage.folder import MAX_IMPORT_FILE_BYTES, read_capped
+    from novel_desktop.storage.store import StoreError
+
+    cap = MAX_IMPORT_FILE_BYTES if limit is None else limit
     taken = set(store.list_documents("research/"))
-    written: list[str] = []
+    notes: dict[str, str] = {}
     warnings: list[str] = []
     for file in files:
         path = Path(file)
         try:
-            data = path.read_bytes()
-        except OSError as exc:
-            warnings.append(f"{path}: 无法读取（{exc.strerror or exc}），已跳过")
+            data = read_capped(path, str(path), cap)
+        except StoreError as exc:
+            warnings.append(f"{exc}，已跳过")
             continue
         for encoding in ("utf-8-sig", "gb18030"):
             try:
@@ -395,11 +404,12 @@ def import_research_notes(store: NovelStore, files: Sequence[str | Path]) -> Act
             continue
         name = _research_name(path.stem, taken)
         body = text if path.suffix.lower() == ".md" else f"# {path.stem}\n\n{text}"
-        store.put_document(name, body if body.endswith("\n") else body + "\n")
+        notes[name] = body if body.endswith("\n") else body + "\n"
         taken.add(name)
-        written.append(name)
-    if not written:
+    if not notes:
         raise OnDemandError("没有导入任何资料：" + "；".join(warnings))
+    store.put_documents(notes)
+    written = list(notes)
     return ActionResult(f"已导入 {len(written)} 份资料到 research/", written, warnings)
 
 

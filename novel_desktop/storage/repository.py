@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -62,16 +61,22 @@ def dumps(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
 
 
-_TITLE_RE = re.compile(r"^\s*#{1,6}\s*(.+?)\s*$")
-
-
 def title_of(text: str) -> str:
-    """The chapter title: its first Markdown heading, else its first non-empty line (trimmed)."""
+    """The chapter title: its first Markdown heading, else its first non-empty line (trimmed).
+
+    Plain string operations, no regular expression: a heading line with a long run of spaces (an imported
+    manuscript's) made the old pattern backtrack for minutes.
+    """
     for line in text.splitlines():
-        if not line.strip():
+        stripped = line.strip()
+        if not stripped:
             continue
-        m = _TITLE_RE.match(line)
-        return (m.group(1) if m else line.strip())[:80]
+        hashes = len(stripped) - len(stripped.lstrip("#"))
+        if hashes:
+            body = stripped[min(hashes, 6) :].strip()  # a seventh "#" belongs to the title, as before
+            if body:
+                return body[:80]
+        return stripped[:80]
     return ""
 
 

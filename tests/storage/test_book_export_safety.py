@@ -361,7 +361,7 @@ def test_in_english_a_refused_export_says_so_in_english(novel: NovelStore, tmp_p
 def test_a_chapter_line_with_a_huge_blank_run_exports(store: NovelStore, tmp_path: Path) -> None:
     # "# a" + spaces + "b" made the heading pattern backtrack cubically (5000 spaces took minutes).
     _add(store, 1, "# 第1章 开端\n\n　　正文。\n")
-    # Stored directly: committing such text hangs in storage's title_of today (reported, not this module's).
+    # Stored directly, so that only the export is measured.
     line = "# 第1章 开端" + " " * 1_000_000 + "尾"
     connection = sqlite3.connect(store.path)
     with connection:
