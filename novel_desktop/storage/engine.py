@@ -6,8 +6,10 @@ with a rollback journal (``DELETE``) on a network one, where WAL's shared memory
 ourselves (SQLAlchemy's documented recipe), so that a write transaction can be ``BEGIN IMMEDIATE``: it takes
 the write lock up front instead of failing when a read turns into a write.
 
-A read-only engine opens the file with the ``mode=ro`` URI (``immutable=1`` when the file or its folder cannot
-be written, so SQLite creates no ``-wal``/``-shm`` beside it) and never changes the journal mode.
+A read-only engine never changes the journal mode and runs ``PRAGMA query_only``. A file that could be written
+is opened ``mode=rw``, so that closing the last connection removes the ``-wal``/``-shm`` as usual; one whose
+file or folder cannot be written is opened ``mode=ro`` (``immutable=1`` unless committed pages wait in a
+``-wal``), so SQLite creates nothing beside it.
 """
 
 from __future__ import annotations
@@ -113,10 +115,15 @@ def can_write(path: Path) -> bool:
 
 
 def _ro_uri(path: Path) -> str:
+    if can_write(path):
+        # A file we could write is read through an ordinary connection kept query-only: as the last one to
+        # close it folds any -wal back and removes the -wal/-shm, so reading leaves nothing beside the novel
+        # (a mode=ro connection cannot, and left both behind after every `novel status`).
+        return f"file:{quote(str(path.absolute()))}?mode=rw"
     uri = f"file:{quote(str(path.absolute()))}?mode=ro"
     wal = Path(f"{path}-wal")
     pending = wal.exists() and wal.stat().st_size > 0
-    if not can_write(path) and not pending:
+    if not pending:
         # Nobody can be writing it through this folder: no -wal/-shm are made, none are read. (With
         # committed pages still in a -wal, immutable would hide them: then SQLite reads it read-only.)
         uri += "&immutable=1"
@@ -144,7 +151,9 @@ def make_engine(path: Path, *, readonly: bool = False, journal: str = "WAL") -> 
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         dbapi_conn.isolation_level = None
         cur = dbapi_conn.cursor()
-        if not readonly:
+        if readonly:
+            cur.execute("PRAGMA query_only=1")  # a read-only store never writes, whatever the URI allows
+        else:
             cur.execute(f"PRAGMA journal_mode={journal}")
             cur.execute("PRAGMA synchronous=NORMAL" if journal == "WAL" else "PRAGMA synchronous=FULL")
         cur.execute("PRAGMA foreign_keys=ON")

@@ -248,3 +248,14 @@ def test_a_full_disk_while_closing_is_a_store_error(
     with pytest.raises(DiskFullError, match="磁盘已满"):
         store.close()
     assert not store.writable
+
+
+def test_reading_a_writable_novel_leaves_no_journal_files_beside_it(novel_path: Path) -> None:
+    """`novel status` and every reading command open read-only; after they close, nothing is left beside the
+    novel (a mode=ro connection could not remove the -wal/-shm it made, so they stayed after every read)."""
+    NovelStore.create(novel_path, title="读", genre=None, platform="web").close()
+    before = novel_path.read_bytes()
+    with NovelStore.open(novel_path, readonly=True) as store:
+        assert store.status().title == "读"
+    assert sorted(p.name for p in novel_path.parent.iterdir()) == [novel_path.name]
+    assert novel_path.read_bytes() == before
