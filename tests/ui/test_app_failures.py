@@ -74,3 +74,18 @@ def test_a_crash_report_has_no_locals() -> None:
     report = crash_report(_crash("秘密的正文" * 2))
     assert "chapter =" not in report and "秘密的正文秘密的正文" in report  # the message start, not locals
     assert all(len(line) <= 260 for line in report.splitlines())
+
+
+def test_an_uncaught_error_in_the_window_is_logged_and_told_in_one_line(
+    qapp: object, alerts: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from novel_desktop.app import _on_uncaught
+    from novel_desktop.paths import user_data_dir
+
+    exc = _crash("正文" * 500)
+    _on_uncaught(type(exc), exc, exc.__traceback__)
+    log = user_data_dir() / "crash.log"
+    assert log.exists() and stat.S_IMODE(log.stat().st_mode) == 0o600
+    err = capsys.readouterr().err
+    assert "RuntimeError" in err and str(log) in err and "Traceback" not in err
+    assert alerts.shown[-1][0] == "error"  # type: ignore[attr-defined]
