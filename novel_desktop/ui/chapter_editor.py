@@ -162,7 +162,7 @@ class ChapterEditor(QTextEdit):
         """Start every paragraph with the full-width indent "　　" (one undoable edit)."""
         old = self.toPlainText()
         new = indent_paragraphs(old)
-        if new == old:
+        if new == old or self.isReadOnly():
             return
         cursor = QTextCursor(self.document())
         cursor.beginEditBlock()

@@ -548,6 +548,7 @@ class MainWindow(WindowActions):
         has_editor = self.current_editor() is not None
         for action in self._editor_actions:
             action.setEnabled(has_editor)
+        self.indent_action.setEnabled(has_editor and not self.project.readonly)
 
     def _on_tabs_close_requested(self, index: int) -> None:
         found = self.tabs.widget(index)

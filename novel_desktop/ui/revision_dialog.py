@@ -248,7 +248,7 @@ class RevisionDialog(QDialog):
 
     def _show_diff(self) -> None:
         rev = self.selected_revision()
-        self.restore_button.setEnabled(rev is not None)
+        self.restore_button.setEnabled(rev is not None and not self.project.readonly)
         if rev is None:
             self.view.clear()
             self.stats.clear()

@@ -85,8 +85,14 @@ def test_a_read_only_novel_opens_read_only_with_a_banner_and_nothing_written(
     ):
         assert not action.isEnabled(), action.text()
     assert window.export_action.isEnabled()  # a copy is how the author works on it
+    assert not window.pipeline_dock.continue_button.isEnabled()
     editor = window.current_editor()
     assert editor is not None and editor.isReadOnly()
+    assert not window.indent_action.isEnabled()
+    editor.indent_paragraphs()
+    assert not editor.is_modified
+    window.pipeline.continue_chapters(1)
+    assert not window.pipeline.running
     # The start page's recommended step and a rebuild request are refused, with the way out.
     window.runs.run_recommended("continue")
     window.runs.request_rebuild(1)
