@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from novel_desktop.i18n import tr
@@ -39,7 +40,7 @@ def with_banner(banner: NovelBanner, body: QWidget) -> QWidget:
     return holder
 
 
-def write_actions(window: MainWindow) -> list:
+def write_actions(window: MainWindow) -> list[QAction]:
     """The actions that write to the novel: saving, the pipeline's runs, planning, the style profile and
     find/replace (whose replace writes)."""
     return [
