@@ -172,14 +172,14 @@ class PipelineController(QObject):
 
     def continue_chapters(self, count: int = 1) -> None:
         """Start writing ``count`` chapters (no-op while running)."""
-        if self.running or not self.project.is_open:
+        if self.running or not self.project.is_open or self.project.readonly:
             return
         self.run_name = "continue"
         self._start(self._run_chapters(max(1, int(count))))
 
     def rebuild(self, chapter: int) -> None:
         """Re-summarize a hand-edited chapter and replay the state; ``rebuild_finished`` reports it."""
-        if self.running or not self.project.is_open:
+        if self.running or not self.project.is_open or self.project.readonly:
             return
         self.run_name = "rebuild"
         self._start(self._run_rebuild(int(chapter)))
@@ -189,7 +189,7 @@ class PipelineController(QObject):
         ``quick_start`` (setup questions → world → characters → style → 3 trial chapters → review → plan
         volume 1), ``plan`` (plan the current or next volume), ``review`` (the volume review) or ``check``
         (the periodic checks due now). ``lifecycle_finished`` says what to do next."""
-        if self.running or not self.project.is_open:
+        if self.running or not self.project.is_open or self.project.readonly:
             return
         if action not in LIFECYCLE_ACTIONS:
             raise ValueError(f"unknown lifecycle action {action!r}")
@@ -201,7 +201,7 @@ class PipelineController(QObject):
         (description), ``retire_character`` (slug, reason), ``extend_world`` (request), ``add_storyline``
         (storyline_id, name, description), ``import_research`` (files), ``rejudge`` (chapter) or
         ``reevaluate`` (chapters). ``lifecycle_finished`` reports the result."""
-        if self.running or not self.project.is_open:
+        if self.running or not self.project.is_open or self.project.readonly:
             return
         if name not in ON_DEMAND_ACTIONS:
             raise ValueError(f"unknown action {name!r}")

@@ -14,12 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
+from novel_desktop.i18n import tr
 from novel_desktop.storage import layout, lock
+from novel_desktop.storage.errors import ReadOnlyError, ReadOnlyFileError, StoreError
 from novel_desktop.storage.lock import ProjectLocked
 from novel_desktop.storage.store import ChapterInfo, NovelStore, RevisionInfo, StatusReport, clear_stale_lock
 
 #: What the window catches when a novel is held by another process (its ``holder`` and ``stale``).
-__all__ = ["ChapterInfo", "ProjectController", "ProjectLocked", "RevisionInfo", "StatusReport"]
+__all__ = ["ChapterInfo", "ProjectController", "ProjectLocked", "RevisionInfo", "StatusReport", "StoreError"]
 
 if TYPE_CHECKING:
     from novel_desktop.analysis.ai_phrases import PhraseEntry
@@ -72,10 +74,27 @@ class ProjectController(QObject):
     def path(self) -> Path | None:
         return self._store.path if self._store else None
 
+    @property
+    def readonly(self) -> bool:
+        """The open novel cannot be written (a read-only file or folder): the window only shows it."""
+        return self._store is not None and self._store.readonly
+
+    def journal_note(self) -> str | None:
+        """Why the open novel does not use WAL (a network file system …), or None when it does."""
+        journal = self._store.journal if self._store is not None else None
+        if journal is None or journal.mode.upper() == "WAL":
+            return None
+        return journal.reason
+
     def open(self, path: str | Path) -> None:
-        """Open a novel for writing. Raises StoreError, SchemaError or ProjectLocked (with the holder)."""
+        """Open a novel for writing, or read-only when the file or its folder cannot be written (nothing
+        is written then: no lock, no journal change). Raises StoreError (CorruptNovelError, DiskFullError …),
+        SchemaError or ProjectLocked (with the holder)."""
         self.close()
-        self._store = NovelStore.open(path, write=True)
+        try:
+            self._store = NovelStore.open(path, write=True)
+        except ReadOnlyFileError:
+            self._store = NovelStore.open(path, readonly=True)
         self.project_opened.emit(str(self._store.path))
 
     def create(self, path: str | Path, *, title: str, genre: str | None, platform: str) -> None:
@@ -227,11 +246,12 @@ class ProjectController(QObject):
 
         return demo_copy()
 
-    def export_book(self, out_path: str | Path, fmt: str) -> ExportResult:
-        """Export the whole novel as ``fmt`` (txt, md, epub, docx). Raises ExportError."""
+    def export_book(self, out_path: str | Path, fmt: str, *, force: bool = False) -> ExportResult:
+        """Export the whole novel as ``fmt`` (txt, md, epub, docx); an existing file is replaced only with
+        ``force`` (the window has asked). Raises ExportError (ExportTargetIsNovel, ExportTargetReadOnly …)."""
         from novel_desktop.storage.book_export import export_book
 
-        return export_book(self.store, out_path, fmt)
+        return export_book(self.store, out_path, fmt, force=force)
 
     @staticmethod
     def read_manuscript(source: str | Path) -> tuple[Manuscript, SplitResult]:
@@ -254,8 +274,18 @@ class ProjectController(QObject):
         )
 
     # ------------------------------------------------------------------ writes
+    def _writable(self) -> None:
+        """Refuse a write to a read-only novel before anything touches the file."""
+        if self.readonly:
+            raise ReadOnlyError(
+                tr("{path} 是只读打开的，不能保存；请用“导出…”另存一份，或复制到可写的文件夹再打开").format(
+                    path=self.path
+                )
+            )
+
     def save_chapter(self, number: int, text: str) -> list[int]:
         """Keep the author's edit as a new revision; returns the chapters now needing a rebuild."""
+        self._writable()
         marked = self.store.save_manual_edit(number, text)
         if marked:
             self.chapter_saved.emit(number, marked)
@@ -264,6 +294,7 @@ class ProjectController(QObject):
         return marked
 
     def save_document(self, path: str, content: str) -> None:
+        self._writable()
         self.store.put_document(path, content)
         self.document_changed.emit(path)
 

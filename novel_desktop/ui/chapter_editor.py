@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import QEvent, QPoint, QSize, QTimer, Signal
+from PySide6.QtCore import QEvent, QPoint, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QColor,
     QFocusEvent,
@@ -132,6 +132,7 @@ class ChapterEditor(QTextEdit):
         self.textChanged.connect(self._on_self_text_changed)
         self.selectionChanged.connect(self._on_self_selection_changed)
         self.load()
+        self.setReadOnly(project.readonly)  # a read-only novel is shown, never saved
 
     # ------------------------------------------------------------------ text
     def load(self, text: str | None = None) -> None:
@@ -161,7 +162,7 @@ class ChapterEditor(QTextEdit):
         """Start every paragraph with the full-width indent "　　" (one undoable edit)."""
         old = self.toPlainText()
         new = indent_paragraphs(old)
-        if new == old:
+        if new == old or self.isReadOnly():
             return
         cursor = QTextCursor(self.document())
         cursor.beginEditBlock()
@@ -281,6 +282,7 @@ class RebuildBar(QFrame):
         row = QHBoxLayout(self)
         row.setContentsMargins(12, 6, 8, 6)
         self.label = QLabel()
+        self.label.setTextFormat(Qt.TextFormat.PlainText)  # may show the novel's names
         self.label.setWordWrap(True)
         self.rebuild_button = QPushButton(tr("重建"))
         self.rebuild_button.setToolTip(tr("重新摘要本章、重放故事状态，并列出与新状态不一致的后续章节"))
@@ -319,7 +321,7 @@ class ChapterTab(QWidget):
         layout.addWidget(self.editor, 1)
         self.editor.chapter_saved.connect(self._on_editor_chapter_saved)
         self.rebuild_bar.rebuild_clicked.connect(self._on_rebuild_bar_rebuild_clicked)
-        if number in project.status().needs_rebuild:
+        if number in project.status().needs_rebuild and not project.readonly:
             self.rebuild_bar.offer(number, [])
 
     def _on_editor_chapter_saved(self, number: int, marked: list[int]) -> None:

@@ -140,6 +140,7 @@ class ContractForm(QWidget):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         self.heading = QLabel()
+        self.heading.setTextFormat(Qt.TextFormat.PlainText)  # may show the novel's names
         font = self.heading.font()
         font.setPointSizeF(font.pointSizeF() * 1.2)
         font.setBold(True)

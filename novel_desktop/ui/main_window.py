@@ -45,6 +45,7 @@ from novel_desktop.ui.find_replace import FindReplaceDialog
 from novel_desktop.ui.flows.files import FileFlows
 from novel_desktop.ui.flows.novels import NovelFlows
 from novel_desktop.ui.flows.runs import RUN_TITLES, RunFlows
+from novel_desktop.ui.novel_banner import NovelBanner, save_failed, update_for_project, with_banner
 from novel_desktop.ui.pipeline_dock import PipelineDock
 from novel_desktop.ui.project_tree import ProjectTree, chapter_label
 from novel_desktop.ui.revision_dialog import RevisionDialog
@@ -92,7 +93,8 @@ class MainWindow(WindowActions):
         self.center = QStackedWidget()
         self.center.addWidget(self.start_page)
         self.center.addWidget(self.tabs)
-        self.setCentralWidget(self.center)
+        self.banner, self.saving_failed = NovelBanner(), False  # read-only novel; a failed save was told
+        self.setCentralWidget(with_banner(self.banner, self.center))
 
         # --- docks
         self.tree = ProjectTree(self.project)
@@ -162,7 +164,7 @@ class MainWindow(WindowActions):
         self.jobs.job_started.connect(self._on_job_started)
         self.jobs.busy_changed.connect(self._on_jobs_busy_changed)
         self.tree.chapter_requested.connect(self.open_chapter)
-        self.tree.view_requested.connect(self._on_tree_view_requested)
+        self.tree.view_requested.connect(self.open_view)
         self.tree.document_requested.connect(self.open_document)
         self.tabs.currentChanged.connect(self._on_tabs_current_changed)
         self.tabs.tabCloseRequested.connect(self._on_tabs_close_requested)
@@ -209,7 +211,8 @@ class MainWindow(WindowActions):
         self._rebuild_recent_menu()
         if is_open:
             title = self.project.title()
-            self.setWindowTitle(f"《{title}》 — {tr(APP_TITLE)}")
+            readonly = tr("（只读）") if self.project.readonly else ""
+            self.setWindowTitle(f"《{title}》{readonly} — {tr(APP_TITLE)}")
             if self.quality_panel is None:
                 self._create_quality_panel()
         else:
@@ -219,6 +222,7 @@ class MainWindow(WindowActions):
                 self.quality_panel.deleteLater()
                 self.quality_panel = None
             self.show_start_page()
+        update_for_project(self)
         self._update_status()
         self._update_editor_actions()
 
@@ -372,8 +376,7 @@ class MainWindow(WindowActions):
 
     # ------------------------------------------------------------------ editing
     def indent_current(self) -> None:
-        editor = self.current_editor()
-        if editor is not None:
+        if (editor := self.current_editor()) is not None:
             editor.indent_paragraphs()
 
     def show_history(self) -> RevisionDialog | None:
@@ -504,21 +507,18 @@ class MainWindow(WindowActions):
     def _on_editor_chapter_saved(self, number: int, _marked: list[int]) -> None:
         from datetime import datetime
 
+        self.saving_failed = False
         self.save_label.setText(
             tr("第{n}章已保存 {time}").format(n=number, time=datetime.now().strftime("%H:%M:%S"))
         )
         self.tree.reload()
 
     def _on_editor_save_failed(self, message: str) -> None:
-        self.save_label.setText(tr("未保存"))
-        self.statusBar().showMessage(message, 15000)
+        save_failed(self, message)
 
     def _on_revision_restored(self, chapter: int, _marked: list[int]) -> None:
         self.reload_chapters([chapter])
         self.tree.reload()
-
-    def _on_tree_view_requested(self, name: str, volume: int) -> None:
-        self.open_view(name, volume)
 
     def _on_tabs_current_changed(self, _index: int) -> None:
         current = self.current_editor()
@@ -548,6 +548,7 @@ class MainWindow(WindowActions):
         has_editor = self.current_editor() is not None
         for action in self._editor_actions:
             action.setEnabled(has_editor)
+        self.indent_action.setEnabled(has_editor and not self.project.readonly)
 
     def _on_tabs_close_requested(self, index: int) -> None:
         found = self.tabs.widget(index)

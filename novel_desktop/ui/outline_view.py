@@ -79,6 +79,7 @@ class OutlineView(QWidget):
         editor_layout = QVBoxLayout(editor_box)
         editor_layout.setContentsMargins(0, 0, 0, 0)
         self.outline_heading = QLabel()
+        self.outline_heading.setTextFormat(Qt.TextFormat.PlainText)  # may show the novel's names
         self.outline_heading.setFont(self._heading_font())
         editor_layout.addWidget(self.outline_heading)
         self.outline_edit = QPlainTextEdit()

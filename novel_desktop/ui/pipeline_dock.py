@@ -250,7 +250,8 @@ class PipelineDock(QWidget):
             )
 
     def _update_buttons(self, *_args: object) -> None:
-        running, is_open = self.pipeline.running, self.pipeline.project.is_open
+        project = self.pipeline.project
+        running, is_open = self.pipeline.running, project.is_open and not project.readonly  # runs write
         self.continue_button.setEnabled(is_open and not running)
         self.count_box.setEnabled(is_open and not running)
         self.stop_button.setEnabled(running)

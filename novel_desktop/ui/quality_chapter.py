@@ -234,6 +234,7 @@ class ChapterReportMixin:
     def _add_header(self, n: int, ev: Evaluation) -> None:
         info = next((c for c in self.project.chapters() if c.number == n), None)
         head = QLabel(chapter_title(n, info.title if info else ""))
+        head.setTextFormat(Qt.TextFormat.PlainText)  # the chapter's title is the author's text, not HTML
         font = head.font()
         font.setBold(True)
         font.setPointSizeF(font.pointSizeF() * 1.25)

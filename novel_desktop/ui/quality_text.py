@@ -148,7 +148,8 @@ def section_label(text: str) -> QLabel:
 
 def muted(text: str) -> QLabel:
     label = QLabel(text)
-    label.setWordWrap(True)
+    label.setTextFormat(Qt.TextFormat.PlainText)  # novel text, verdicts: never rendered as HTML (callers
+    label.setWordWrap(True)  # that build escaped markup themselves switch to RichText)
     label.setStyleSheet(f"color: {MUTED};")
     return label
 

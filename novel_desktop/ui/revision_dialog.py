@@ -150,6 +150,7 @@ class RevisionDialog(QDialog):
         self.compare = QComboBox()
         self.compare.addItems([tr("上一版本"), tr("草稿"), tr("润色稿"), tr("当前正文")])
         self.stats = QLabel()
+        self.stats.setTextFormat(Qt.TextFormat.PlainText)  # may show the novel's names
         self.stats.setStyleSheet("color: palette(dark);")
         self.view = QTextBrowser()
         self.view.setOpenLinks(False)
@@ -182,6 +183,7 @@ class RevisionDialog(QDialog):
         buttons.button(QDialogButtonBox.StandardButton.Close).setText(tr("关闭"))
 
         self.notice = QLabel()
+        self.notice.setTextFormat(Qt.TextFormat.PlainText)  # may show the novel's names
         self.notice.setStyleSheet("color: #2e7d4f;")
         bottom = QHBoxLayout()
         bottom.addWidget(self.notice, 1)
@@ -246,7 +248,7 @@ class RevisionDialog(QDialog):
 
     def _show_diff(self) -> None:
         rev = self.selected_revision()
-        self.restore_button.setEnabled(rev is not None)
+        self.restore_button.setEnabled(rev is not None and not self.project.readonly)
         if rev is None:
             self.view.clear()
             self.stats.clear()

@@ -77,6 +77,7 @@ class StartPage(QScrollArea):
         self.subtitle = QLabel()
         self.subtitle.setObjectName("StartSubtitle")
         self.subtitle.setWordWrap(True)
+        self.subtitle.setTextFormat(Qt.TextFormat.PlainText)  # it shows the novel's title: never HTML
         page.setStyleSheet(CARD_STYLE)
         v.addWidget(title)
         v.addWidget(self.subtitle)
@@ -154,6 +155,7 @@ class StartPage(QScrollArea):
         self.recommend_button.setObjectName("PrimaryAction")
         self.recommend_button.setCursor(Qt.CursorShape.PointingHandCursor)
         self.reason = QLabel()
+        self.reason.setTextFormat(Qt.TextFormat.PlainText)
         self.reason.setObjectName("StartSubtitle")
         self.reason.setWordWrap(True)
         w.addWidget(self.recommend_button)

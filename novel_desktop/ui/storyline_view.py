@@ -53,12 +53,14 @@ class StorylineView(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
         self.heading = QLabel()
+        self.heading.setTextFormat(Qt.TextFormat.PlainText)  # may show the novel's names
         font = self.heading.font()
         font.setPointSizeF(font.pointSizeF() * 1.2)
         font.setBold(True)
         self.heading.setFont(font)
         layout.addWidget(self.heading)
         self.subheading = QLabel()
+        self.subheading.setTextFormat(Qt.TextFormat.PlainText)  # may show the novel's names
         self.subheading.setWordWrap(True)
         self.subheading.setStyleSheet("color: #555;")
         layout.addWidget(self.subheading)
@@ -85,6 +87,7 @@ class StorylineView(QWidget):
         legend_row.addStretch(1)
         layout.addLayout(legend_row)
         self.events_label = QLabel()
+        self.events_label.setTextFormat(Qt.TextFormat.PlainText)  # may show the novel's names
         self.events_label.setWordWrap(True)
         layout.addWidget(self.events_label)
 

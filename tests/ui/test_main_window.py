@@ -289,6 +289,7 @@ def test_english_catalogue_covers_the_window(qtbot: QtBot) -> None:
         "chapter_editor",
         "revision_dialog",
         "find_replace",
+        "novel_banner",
     ]
     for name in sources:
         text = (Path(__file__).resolve().parents[2] / "novel_desktop" / "ui" / f"{name}.py").read_text(

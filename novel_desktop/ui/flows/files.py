@@ -102,12 +102,26 @@ class FileFlows:
         if not path:
             return
         fmt = ProjectController.export_format(path)
-        job = self._job("export", lambda: w.project.export_book(path, fmt), tr("导出失败"))
-        job.succeeded.connect(
-            lambda result: w.statusBar().showMessage(
-                tr("已导出 {chapters} 章到 {path}").format(chapters=result.chapters, path=path), 8000
+        # The save dialog has asked about replacing an existing file: force=True. The novel itself, its
+        # journal or a read-only file are still refused (the error names the file).
+        job = self._job("export", lambda: w.project.export_book(path, fmt, force=True), tr("导出失败"))
+        job.succeeded.connect(lambda result: self._exported(path, result))
+
+    def _exported(self, path: str, result: Any) -> None:
+        w = self.window
+        done = tr("已导出 {chapters} 章到 {path}").format(chapters=result.chapters, path=path)
+        w.statusBar().showMessage(done, 8000)
+        problems = list(getattr(result, "problems", ()) or ())
+        if problems:
+            lines = [
+                tr("第{n}章《{title}》：{message}").format(n=p.number, title=p.title, message=p.message)
+                for p in problems
+            ]
+            alerts.warning(
+                w,
+                tr("导出完成，有章节需要检查"),
+                done + "\n\n" + tr("这些章节导出时做了修补，请检查：") + "\n" + "\n".join(lines),
             )
-        )
 
     # ------------------------------------------------------------------ style and drops
     def show_style(self, paths: list[str] | None = None) -> StyleProfileDialog | None:

@@ -20,6 +20,18 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+def open_failure(path: Path, exc: BaseException) -> str:
+    """What the author reads when ``path`` does not open: the store's own message (it names the file and
+    what to do); for anything unforeseen, the file and a plain suggestion, never library text."""
+    if isinstance(exc, OSError) or type(exc).__module__.startswith("novel_desktop."):
+        message = str(exc)
+        return message if str(path) in message or path.name in message else f"{path}：{message}"
+    log.error("opening %s failed", path, exc_info=exc)
+    return tr(
+        "打开 {path} 失败：文件可能已损坏或不是小说文件。请用备份（同目录下的 .bak-* 文件）恢复。"
+    ).format(path=path)
+
+
 class NovelFlows:
     def __init__(self, window: MainWindow) -> None:
         self.window = window
@@ -41,7 +53,7 @@ class NovelFlows:
             self._resolve_lock(path, exc, lambda: opened.append(self._open_again(path, remember)))
             return bool(opened and opened[0])
         except Exception as exc:  # a broken file, a newer schema, a missing file: say so, keep the window
-            alerts.error(w, tr("无法打开"), tr("打开 {path} 失败：{error}").format(path=path, error=exc))
+            alerts.error(w, tr("无法打开"), open_failure(path, exc))
             return False
         self._opened(path, remember)
         return True
@@ -51,7 +63,7 @@ class NovelFlows:
         try:
             self.window.project.open(path)
         except Exception as again:
-            alerts.error(self.window, tr("无法打开"), str(again))
+            alerts.error(self.window, tr("无法打开"), open_failure(path, again))
             return False
         self._opened(path, remember)
         return True

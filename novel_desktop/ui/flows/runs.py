@@ -52,10 +52,26 @@ class RunFlows:
         pc.lifecycle_finished.connect(self._on_pipeline_lifecycle_finished)
         pc.volume_finished.connect(self._on_pipeline_volume_finished)
 
+    def _read_only(self) -> bool:
+        """A read-only novel runs nothing (every run writes); the author is told how to work on a copy."""
+        w = self.window
+        if not (w.project.is_open and w.project.readonly):
+            return False
+        alerts.info(
+            w,
+            tr("只读"),
+            tr(
+                "{path} 是只读打开的，不能续写、重建或规划。请用“导出…”另存一份，或复制到可写的文件夹再打开。"
+            ).format(path=w.project.path),
+        )
+        return True
+
     def run_recommended(self, action: str) -> None:
         w = self.window
         if action == "create":
             w.novels.new_novel()
+        elif self._read_only():
+            return
         elif action == "continue":
             w.show_workspace()
             self.continue_one()
@@ -69,7 +85,7 @@ class RunFlows:
         """Quick start, volume planning, the volume review or the periodic checks, through the pipeline
         controller; its questions come as dialogs over the window."""
         w = self.window
-        if not w.project.is_open or w.pipeline.running:
+        if not w.project.is_open or w.pipeline.running or self._read_only():
             return
         w.save_all()
         if action == "quick_start" and w.project.recommendation().state == "INIT":
@@ -123,7 +139,7 @@ class RunFlows:
 
     def continue_chapters(self, count: int) -> None:
         w = self.window
-        if not w.project.is_open or w.pipeline.running:
+        if not w.project.is_open or w.pipeline.running or self._read_only():
             return
         w.save_all()  # the pipeline reads the chapters the author just edited
         w.progress_dock.show()
@@ -131,6 +147,8 @@ class RunFlows:
 
     def request_rebuild(self, chapter: int) -> None:
         w = self.window
+        if self._read_only():
+            return
         if w.pipeline.running:
             alerts.info(w, tr("正在运行"), tr("续写结束后再重建。"))
             return
@@ -180,9 +198,10 @@ class RunFlows:
             w.review_action,
             w.check_action,
         )
+        writable = w.project.is_open and not w.project.readonly
         for action in runs:
-            action.setEnabled(not running and w.project.is_open)
-        w.story.set_enabled(not running and w.project.is_open)
+            action.setEnabled(not running and writable)
+        w.story.set_enabled(not running and writable)
 
     def on_pipeline_chapter_started(self, chapter: int, _resumed: str) -> None:
         w = self.window
