@@ -13,7 +13,6 @@ import asyncio
 import os
 import sys
 from collections.abc import Sequence
-from datetime import UTC
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -189,76 +188,14 @@ def _screenshot_of_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-# ---------------------------------------------------------------------------------------------- crashes
-#: How many crashes crash.log keeps (the newest last), and how long a line of it may be.
-CRASHES_KEPT = 5
-_LINE_LIMIT = 200
-_MESSAGE_LIMIT = 80
-_CRASH_MARK = "===== crash "
-
-
-def _scrub(line: str) -> str:
-    """A traceback line without the author's text: long lines (an exception quoting a chapter) are cut."""
-    line = line.rstrip("\n")
-    if len(line) > _LINE_LIMIT:
-        line = line[:_LINE_LIMIT] + f"…[{len(line) - _LINE_LIMIT} chars removed]"
-    return line
-
-
-def crash_report(exc: BaseException) -> str:
-    """The traceback of ``exc`` (and of the exceptions it came from) with no local variables, each message on
-    one line cut to :data:`_MESSAGE_LIMIT` characters: where it failed, not what the author wrote."""
-    import traceback
-
-    chain: list[BaseException] = []
-    current: BaseException | None = exc
-    while current is not None and all(current is not seen for seen in chain):
-        chain.append(current)
-        current = current.__cause__ or current.__context__
-    lines: list[str] = []
-    for item in reversed(chain):
-        lines.append("Traceback (most recent call last):")
-        lines += [part for chunk in traceback.format_tb(item.__traceback__) for part in chunk.splitlines()]
-        message = " ".join(str(item).split())
-        if len(message) > _MESSAGE_LIMIT:
-            message = message[:_MESSAGE_LIMIT] + f"…[{len(message) - _MESSAGE_LIMIT} chars removed]"
-        lines.append(f"{type(item).__module__}.{type(item).__qualname__}: {message}")
-    return "\n".join(_scrub(line) for line in lines)
-
-
-def write_crash_log(exc: BaseException, folder: Path | None = None) -> Path | None:
-    """Add ``exc`` to ``crash.log`` in the data folder, keeping the last :data:`CRASHES_KEPT` crashes; the
-    file is the user's alone (mode 0600) and written whole (a temporary file renamed). None if unwritable."""
-    from datetime import datetime
-
-    from novel_desktop.paths import user_data_dir
-
-    try:
-        folder = folder or user_data_dir()
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / "crash.log"
-        old = path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
-        crashes = [c for c in old.split(_CRASH_MARK) if c.strip()]
-        stamp = datetime.now(UTC).isoformat(timespec="seconds")
-        crashes.append(f"{stamp} =====\n{crash_report(exc)}\n")
-        text = "".join(_CRASH_MARK + c for c in crashes[-CRASHES_KEPT:])
-        tmp = folder / f".crash.log.{os.getpid()}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, path)
-        return path
-    except OSError:
-        return None
-
-
 def _on_uncaught(kind: type[BaseException], exc: BaseException, tb: object) -> None:
     """sys.excepthook of the window: a bug in a slot is logged (scrubbed) and told in one line, the window
     stays; never a traceback on the author's screen."""
     if isinstance(exc, KeyboardInterrupt):
         sys.__excepthook__(kind, exc, tb)  # type: ignore[arg-type]
         return
+    from novel_desktop.crash import write_crash_log
+
     where = write_crash_log(exc)
     message = f"意外错误 / unexpected error: {type(exc).__name__}（详情见 details in {where or '-'}）"
     print(message, file=sys.stderr)

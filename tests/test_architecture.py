@@ -21,7 +21,7 @@ ROOT = Path(novel_desktop.__file__).parent
 CORE = ("domain", "storage", "llm", "agents", "analysis", "pipeline")
 
 #: Base modules every layer may use: translation, resource paths, settings locations.
-BASE = {"i18n", "paths", "config"}
+BASE = {"i18n", "paths", "config", "crash"}
 
 #: What each package (or top-level module) may import from novel_desktop, besides itself and BASE.
 #: domain ← storage, llm ← analysis ← agents ← pipeline ← session ← controllers ← ui; entry points on top.

@@ -115,10 +115,11 @@ def _run(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace)
         mapped = errors.translate(exc, novel) if isinstance(novel, str) else None
         if mapped is not None:
             return _fail(str(mapped), EXIT_UNREADABLE)
-        where = _log_crash(exc)
+        from novel_desktop.crash import write_crash_log
+
+        where = write_crash_log(exc) or "(无法写入日志 / log not writable)"
         print(
-            f"内部错误 / internal error: {type(exc).__name__}: {exc}（详情见 details in {where}）",
-            file=sys.stderr,
+            f"内部错误 / internal error: {type(exc).__name__}（详情见 details in {where}）", file=sys.stderr
         )
         return 70
     return code
@@ -173,23 +174,6 @@ def _stdout_to_devnull(stream: Any) -> None:
         os.dup2(devnull, fd)
     finally:
         os.close(devnull)
-
-
-def _log_crash(exc: BaseException) -> str:
-    """Append the traceback to ``crash.log`` in the data folder; return where it went."""
-    import traceback
-
-    from novel_desktop.paths import user_data_dir
-
-    try:
-        folder = user_data_dir()
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / "crash.log"
-        with path.open("a", encoding="utf-8") as fh:
-            fh.write("".join(traceback.format_exception(exc)) + "\n")
-        return str(path)
-    except OSError:
-        return "(无法写入日志 / log not writable)"
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from novel_desktop.controllers.pipeline_controller import GATE_STAGE, PipelineController, resumable_stage_name
 from novel_desktop.i18n import tr
+from novel_desktop.ui.quality_text import GATE_DECISIONS
 
 #: The five steps the author sees, and the pipeline stages each one covers.
 STEPS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -37,14 +38,6 @@ STEPS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 STEP_OF_STAGE = {stage: i for i, (_, stages) in enumerate(STEPS) for stage in stages}
 
-GATE_ACTIONS = {
-    "pass": "通过",
-    "polish": "二次润色后通过",
-    "revise": "修订",
-    "rewrite": "重写",
-    "ask_user": "请你决定",
-    "force_pass": "强制通过（已标记）",
-}
 
 _STEP_STYLES = {
     "pending": "color: palette(mid); border: 1px solid palette(midlight); background: transparent;",
@@ -303,7 +296,7 @@ class PipelineDock(QWidget):
         self._update_usage()
 
     def _on_pipeline_gate_decided(self, chapter: int, action: str, overall: float, reason: str) -> None:
-        words = tr(GATE_ACTIONS.get(action, action))
+        words = tr(GATE_DECISIONS.get(action, action))
         kind = "ok" if action in ("pass", "polish") else "warning"
         self.log(
             tr("{ch} 门控：{action}（{score:.1f} 分）— {reason}").format(

@@ -213,3 +213,31 @@ def test_a_closed_pipe_after_the_commit_exits_0_and_the_work_stays(tmp_path: Pat
     assert "internal error" not in done.stderr and "BrokenPipe" not in done.stderr
     with NovelStore.open(novel, readonly=True) as store:
         assert store.checkpoint()["pipeline_stage"] == "drafted"
+
+
+def test_an_unexpected_error_goes_to_the_capped_private_crash_log_without_the_authors_text(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A bug in a command: one line on stderr with no message text, the details in crash.log (mode 0600, the
+    last five crashes, no chapter text past the first 80 characters of a message)."""
+    import os
+    import stat
+
+    from novel_desktop.cli import main
+    from novel_desktop.paths import user_data_dir
+
+    chapter = "林风走进山门，" * 200
+
+    def broken(_args: object) -> int:
+        raise RuntimeError(chapter)
+
+    monkeypatch.setattr("novel_desktop.cli.demo.cmd_demo", broken)
+    for _ in range(7):
+        assert main(["demo", str(tmp_path / "x.novel")]) == 70
+    err = capsys.readouterr().err
+    assert "RuntimeError" in err and "林风" not in err
+    log = user_data_dir() / "crash.log"
+    assert stat.S_IMODE(os.stat(log).st_mode) == 0o600
+    text = log.read_text(encoding="utf-8")
+    assert text.count("===== crash ") == 5
+    assert chapter[:200] not in text

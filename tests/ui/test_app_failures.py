@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from novel_desktop.app import CRASHES_KEPT, crash_report, write_crash_log
+from novel_desktop.crash import CRASHES_KEPT, crash_report, write_crash_log
 from tests.conftest import REPO
 
 

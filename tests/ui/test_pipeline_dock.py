@@ -183,7 +183,7 @@ def test_the_english_catalogue_covers_the_pipeline_ui() -> None:
         for m in re.finditer(r'tr\(\s*"([^"]*)"', (root / name).read_text(encoding="utf-8"))
     }
     tables = [title for title, _ in pipeline_dock.STEPS] + ["修订", "二次润色", "复核"]
-    tables += list(pipeline_dock.GATE_ACTIONS.values()) + list(pipeline_dock.STATE_NAMES.values())
+    tables += list(pipeline_dock.GATE_DECISIONS.values()) + list(pipeline_dock.STATE_NAMES.values())
     tables += list(ask_dialog.TOPIC_TITLES.values())
     tables += [label for _, label in style_drop.SOURCE_TYPES] + [
         label for _, label, _ in style_drop.METRIC_LABELS
