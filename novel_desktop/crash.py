@@ -27,6 +27,14 @@ def _scrub(line: str) -> str:
     return line
 
 
+def short_message(exc: BaseException) -> str:
+    """The exception's message on one line, cut to :data:`_MESSAGE_LIMIT` characters (it may quote text)."""
+    message = " ".join(str(exc).split())
+    if len(message) > _MESSAGE_LIMIT:
+        message = message[:_MESSAGE_LIMIT] + f"…[{len(message) - _MESSAGE_LIMIT} chars removed]"
+    return message
+
+
 def crash_report(exc: BaseException) -> str:
     """The traceback of ``exc`` (and of the exceptions it came from) with no local variables, each message on
     one line cut to :data:`_MESSAGE_LIMIT` characters: where it failed, not what the author wrote."""
@@ -41,10 +49,7 @@ def crash_report(exc: BaseException) -> str:
     for item in reversed(chain):
         lines.append("Traceback (most recent call last):")
         lines += [part for chunk in traceback.format_tb(item.__traceback__) for part in chunk.splitlines()]
-        message = " ".join(str(item).split())
-        if len(message) > _MESSAGE_LIMIT:
-            message = message[:_MESSAGE_LIMIT] + f"…[{len(message) - _MESSAGE_LIMIT} chars removed]"
-        lines.append(f"{type(item).__module__}.{type(item).__qualname__}: {message}")
+        lines.append(f"{type(item).__module__}.{type(item).__qualname__}: {short_message(item)}")
     return "\n".join(_scrub(line) for line in lines)
 
 

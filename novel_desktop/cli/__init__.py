@@ -115,12 +115,11 @@ def _run(handler: Callable[[argparse.Namespace], int], args: argparse.Namespace)
         mapped = errors.translate(exc, novel) if isinstance(novel, str) else None
         if mapped is not None:
             return _fail(str(mapped), EXIT_UNREADABLE)
-        from novel_desktop.crash import write_crash_log
+        from novel_desktop.crash import short_message, write_crash_log
 
         where = write_crash_log(exc) or "(无法写入日志 / log not writable)"
-        print(
-            f"内部错误 / internal error: {type(exc).__name__}（详情见 details in {where}）", file=sys.stderr
-        )
+        name = f"{type(exc).__name__}: {short_message(exc)}"
+        print(f"内部错误 / internal error: {name}（详情见 details in {where}）", file=sys.stderr)
         return 70
     return code
 
