@@ -34,6 +34,7 @@ from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.controllers.reader import NovelReader
 from novel_desktop.domain.contracts import ChapterContract
 from novel_desktop.i18n import tr
+from novel_desktop.ui.theme import heading_label
 
 # ---------------------------------------------------------------------------------------------- helpers
 
@@ -139,12 +140,7 @@ class ContractForm(QWidget):
 
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
-        self.heading = QLabel()
-        self.heading.setTextFormat(Qt.TextFormat.PlainText)  # may show the novel's names
-        font = self.heading.font()
-        font.setPointSizeF(font.pointSizeF() * 1.2)
-        font.setBold(True)
-        self.heading.setFont(font)
+        self.heading = heading_label()
         outer.addWidget(self.heading)
 
         scroll = QScrollArea()

@@ -42,6 +42,7 @@ from novel_desktop.domain.foreshadowing import (
     overdue,
 )
 from novel_desktop.i18n import tr
+from novel_desktop.ui.theme import heading_label
 
 _STATUS_TEXT = {"planned": "计划", "planted": "已埋设", "advanced": "推进中", "resolved": "已回收"}
 _ACTION_TEXT = {"planted": "埋设", "advanced": "推进", "resolved": "回收"}
@@ -286,11 +287,7 @@ class ForeshadowingView(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
         top = QHBoxLayout()
-        heading = QLabel(tr("伏笔"))
-        font = heading.font()
-        font.setPointSizeF(font.pointSizeF() * 1.2)
-        font.setBold(True)
-        heading.setFont(font)
+        heading = heading_label(tr("伏笔"))
         top.addWidget(heading)
         self.summary_label = QLabel()
         self.summary_label.setTextFormat(Qt.TextFormat.RichText)

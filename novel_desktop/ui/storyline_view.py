@@ -37,6 +37,7 @@ from novel_desktop.ui.storyline_canvas import (
     SwimlaneCanvas,
     summary_first_line,
 )
+from novel_desktop.ui.theme import heading_label
 
 
 class StorylineView(QWidget):
@@ -52,12 +53,7 @@ class StorylineView(QWidget):
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
-        self.heading = QLabel()
-        self.heading.setTextFormat(Qt.TextFormat.PlainText)  # may show the novel's names
-        font = self.heading.font()
-        font.setPointSizeF(font.pointSizeF() * 1.2)
-        font.setBold(True)
-        self.heading.setFont(font)
+        self.heading = heading_label()
         layout.addWidget(self.heading)
         self.subheading = QLabel()
         self.subheading.setTextFormat(Qt.TextFormat.PlainText)  # may show the novel's names

@@ -6,8 +6,9 @@ modules build keep their own look inside the window.
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont, QPalette
-from PySide6.QtWidgets import QApplication, QStyleFactory
+from PySide6.QtWidgets import QApplication, QLabel, QStyleFactory
 
 #: Chinese UI fonts in order of preference; Qt falls back along the list per glyph.
 CJK_FAMILIES = [
@@ -41,6 +42,18 @@ def ui_font() -> QFont:
     font.setFamilies(CJK_FAMILIES)
     font.setPointSizeF(UI_POINT_SIZE)
     return font
+
+
+def heading_label(text: str = "") -> QLabel:
+    """A view's bold heading, a fifth larger than the UI font; plain text, since it may show the novel's
+    names."""
+    label = QLabel(text)
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    font = label.font()
+    font.setPointSizeF(font.pointSizeF() * 1.2)
+    font.setBold(True)
+    label.setFont(font)
+    return label
 
 
 def writing_font(point_size: float = WRITING_POINT_SIZE) -> QFont:
