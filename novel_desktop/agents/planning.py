@@ -22,9 +22,8 @@ from novel_desktop.agents.templates import render_template
 from novel_desktop.domain.agent_returns import RequiresUserDecision
 from novel_desktop.domain.characters import Character, Relationship
 from novel_desktop.domain.common import SeedModel
-from novel_desktop.domain.contracts import ChapterContract
-from novel_desktop.domain.foreshadowing import VolumeForeshadowing
-from novel_desktop.domain.storylines import StorylineSchedule, StorylinesFile
+from novel_desktop.domain.proposals import VolumePlan
+from novel_desktop.domain.storylines import StorylinesFile
 from novel_desktop.domain.style import StyleProfile
 from novel_desktop.domain.world import WorldRule
 from novel_desktop.llm.client import LLMClient
@@ -106,15 +105,6 @@ class CharacterReply(_DecisionFields):
         if not self.is_decision and not self.characters:
             raise ValueError("缺少 characters（或 type=requires_user_decision）")
         return self
-
-
-class VolumePlan(SeedModel):
-    """A volume's plan as PlotArchitect derives it (the ``data`` of its decision)."""
-
-    outline: str = Field(min_length=1)
-    chapter_contracts: list[ChapterContract] = Field(default_factory=list)
-    storyline_schedule: StorylineSchedule | None = None
-    foreshadowing: VolumeForeshadowing | None = None
 
 
 class PlanReply(_DecisionFields):
@@ -333,7 +323,6 @@ __all__ = [
     "LLMPlanningAgents",
     "PlanReply",
     "ReplyRules",
-    "VolumePlan",
     "WorldDocument",
     "WorldReply",
     "active_characters",

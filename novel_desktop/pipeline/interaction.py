@@ -25,6 +25,7 @@ from novel_desktop.domain.novel_ask_answers import (
     validate_answer_path,
     validate_answer_spec,
 )
+from novel_desktop.domain.proposals import Proposal
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,8 @@ class InteractionRequest:
     source: str = "novel_ask"
     #: What the author may want to see while answering (an outline, a quality brief …), as text.
     context: str = ""
+    #: An agent's output waiting for approval: the window shows it as forms, the CLI as JSON in $EDITOR.
+    proposal: Proposal | None = None
 
 
 class InteractionBusy(RuntimeError):
@@ -104,12 +107,13 @@ class InteractionManager:
         answer_path: str | None = None,
         source: str = "novel_ask",
         context: str = "",
+        proposal: Proposal | None = None,
     ) -> AnswerSpec:
         """Ask and wait. Raises :class:`InteractionBusy` or :class:`InteractionCancelled`."""
         if self._pending is not None:
             raise InteractionBusy("已有一个问题在等待回答 (another question is pending)")
         loop = asyncio.get_running_loop()
-        req = InteractionRequest(next(self._ids), spec, answer_path, source, context)
+        req = InteractionRequest(next(self._ids), spec, answer_path, source, context, proposal)
         future: asyncio.Future[AnswerSpec | None] = loop.create_future()
         self._pending = (req, future)
         try:
@@ -184,6 +188,7 @@ async def resolve_gate(
     load: Callable[[str], str | None],
     save: Callable[[str, str], None],
     context: str = "",
+    proposal: Proposal | None = None,
 ) -> AnswerSpec:
     """Seed 000's gate: reuse a stored valid answer, ask when none exists, block on an invalid one.
 
@@ -203,7 +208,7 @@ async def resolve_gate(
         if outcome.state is GateState.ANSWERED and outcome.answer is not None:
             return outcome.answer
         raise GateBlocked(answer_path, list(outcome.problems))
-    answer = await manager.request(spec, answer_path=answer_path, context=context)
+    answer = await manager.request(spec, answer_path=answer_path, context=context, proposal=proposal)
     text = json.dumps(answer.to_json_dict(), ensure_ascii=False, indent=2) + "\n"
     await asyncio.to_thread(save, answer_path, text)
     return answer

@@ -18,12 +18,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from novel_desktop.agents.planning import VolumePlan, plot_context
+from novel_desktop.agents.planning import plot_context
 from novel_desktop.agents.ports import PlanningAgents
 from novel_desktop.domain.contracts import ChapterContract
 from novel_desktop.domain.foreshadowing import ForeshadowItem
 from novel_desktop.domain.novel_ask import QuestionSpec
 from novel_desktop.domain.outline import outline_sections
+from novel_desktop.domain.proposals import VolumePlan
 from novel_desktop.pipeline.interaction import InteractionManager
 from novel_desktop.pipeline.steps import LifecycleError, StepReport, ask, question, spec
 from novel_desktop.storage import layout
