@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from novel_desktop.domain.contract_lifecycle import contracts_in_force
 from novel_desktop.domain.outline import outline_sections
 from novel_desktop.domain.platforms import platform_profile
 from novel_desktop.domain.summary import ChapterSummary
@@ -220,13 +221,23 @@ class NovelFacts:
         return "\n".join(lines)
 
     def character_contracts(self) -> str:
+        changes = {
+            str(u.get("contract_id")): str(u.get("rule"))
+            for u in (self.contract or {}).get("contract_updates") or []
+            if isinstance(u, dict)
+        }
         parts = []
         for ch in self.cast():
-            contracts = ch.get("contracts") or []
+            # Only the versions in force for this chapter (seed §6.5.3); a change this chapter makes is named.
+            contracts = contracts_in_force(ch, self.chapter)
             head = f"{ch.get('name')}（{ch.get('id')}）"
             if ch.get("speech_pattern"):
                 head += f"，说话：{ch['speech_pattern']}"
-            body = "\n".join(f"  - {c.get('id')}：{c.get('rule')}" for c in contracts)
+            body = "\n".join(
+                f"  - {c.get('id')}：{c.get('rule')}"
+                + (f"（本章变更为：{changes[c.get('id')]}）" if c.get("id") in changes else "")
+                for c in contracts
+            )
             parts.append(head + ("\n" + body if body else ""))
         return trim_to_tokens("\n".join(parts), _CONTRACTS_TOKENS, keep="start")
 

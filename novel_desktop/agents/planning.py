@@ -22,6 +22,7 @@ from novel_desktop.agents.templates import render_template
 from novel_desktop.domain.agent_returns import RequiresUserDecision
 from novel_desktop.domain.characters import Character, Relationship
 from novel_desktop.domain.common import SeedModel
+from novel_desktop.domain.contract_lifecycle import contracts_in_force
 from novel_desktop.domain.proposals import VolumePlan
 from novel_desktop.domain.storylines import StorylinesFile
 from novel_desktop.domain.style import StyleProfile
@@ -162,12 +163,17 @@ def active_characters(store: NovelStore) -> list[dict[str, Any]]:
     return out
 
 
-def characters_text(characters: Sequence[dict[str, Any]]) -> str:
-    """Profiles with their L2 contracts, one block per character."""
+def characters_text(characters: Sequence[dict[str, Any]], chapter: int | None = None) -> str:
+    """Profiles with their L2 contracts, one block per character: the versions in force for ``chapter``
+    (seed §6.5.3), or every version not deprecated when no chapter is given."""
     parts = []
     for ch in characters:
         head = f"{ch.get('name')}（{ch.get('id')}，{ch.get('role') or '角色'}）：{ch.get('description', '')}"
-        lines = [f"  - {c.get('id')}（{c.get('type')}）：{c.get('rule')}" for c in ch.get("contracts") or []]
+        if chapter is not None:
+            shown = contracts_in_force(ch, chapter)
+        else:
+            shown = [c for c in ch.get("contracts") or [] if c.get("status") != "deprecated"]
+        lines = [f"  - {c.get('id')}（{c.get('type')}）：{c.get('rule')}" for c in shown]
         parts.append("\n".join([head, *lines]))
     return "\n".join(parts)
 
@@ -205,7 +211,9 @@ def character_context(
         "world_docs": docs_text(store, "world/"),
         "mode": mode,
         "current_chapter": str(cp.get("last_completed_chapter") or 0),
-        "existing_characters": characters_text(active_characters(store)),
+        "existing_characters": characters_text(
+            active_characters(store), int(cp.get("last_completed_chapter") or 0) + 1
+        ),
         "relationships": store.document(RELATIONSHIPS) or "",
         "outline_basis": outline_basis,
         "update_request": request,
@@ -228,7 +236,7 @@ def plot_context(
         "chapter_end": str(end),
         "author_direction": direction,
         "prev_volume_review": prev_review,
-        "active_characters": characters_text(active_characters(store)),
+        "active_characters": characters_text(active_characters(store), start),
         "current_state": trim_to_tokens(_compact(state), 4_000, keep="start"),
         "global_foreshadowing": trim_to_tokens(_compact(fs.get("foreshadowing") or []), 2_000, keep="start"),
     }
@@ -271,7 +279,7 @@ def audit_context(store: NovelStore, start: int, end: int, entity_findings: str)
         "storylines": store.document(STORYLINES) or "",
         "window_start": str(start),
         "window_end": str(end),
-        "character_contracts": characters_text(active_characters(store)),
+        "character_contracts": characters_text(active_characters(store), end),
         "current_state": trim_to_tokens(_compact(store.current_state()), 4_000, keep="start"),
         "foreshadowing_status": trim_to_tokens(_compact(fs.get("foreshadowing") or []), 2_000, keep="start"),
         "entity_findings": entity_findings,

@@ -16,6 +16,11 @@ from novel_desktop.domain.seed_fields import ChapterNo, Slug
 #: A character contract id such as ``C-LUCHEN-001``: ``C-``, an upper-case name key, a number.
 ContractId = Annotated[str, Field(pattern=r"^C-[A-Z0-9]+(?:[-_][A-Z0-9]+)*-\d{3,}$")]
 
+#: Where a contract stands in its lifecycle (seed 004 §6.5.3): planned (holds from ``valid_from_chapter``
+#: on, once the story gets there), established (holds now), deprecated (replaced or retired; it held only up
+#: to its ``valid_until``).
+ContractStatus = Literal["planned", "established", "deprecated"]
+
 
 class CharacterContract(SeedModel):
     """One verifiable behaviour boundary of a character (capability, personality, relationship ...)."""
@@ -30,14 +35,25 @@ class CharacterContract(SeedModel):
     #: What must happen before the contract may change (the change protocol of §6.5.3).
     update_requires: str | None = None
     exceptions: list[str] = Field(default_factory=list)
+    #: Files written before the lifecycle existed have no status: their contracts are established.
+    status: ContractStatus = "established"
+    #: Versions of one contract share its id: a breakthrough deprecates version k and adds version k+1.
+    version: int = Field(default=1, ge=1)
+    #: The chapter whose commit made this version (None for the version the character was created with).
+    changed_in_chapter: ChapterNo | None = None
+    #: Why this version exists (the outline's breakthrough, the author's note).
+    note: str = ""
 
 
 def _unique_contract_ids(value: list[CharacterContract]) -> list[CharacterContract]:
-    seen: set[str] = set()
+    # One id may appear once per version (its history); the judge reports by id, and only one version of
+    # an id is in force for any chapter.
+    seen: set[tuple[str, int]] = set()
     for contract in value:
-        if contract.id in seen:
-            raise ValueError(f"duplicate contract id {contract.id}")
-        seen.add(contract.id)
+        key = (contract.id, contract.version)
+        if key in seen:
+            raise ValueError(f"duplicate contract id {contract.id} (version {contract.version})")
+        seen.add(key)
     return value
 
 

@@ -69,6 +69,21 @@ class TransitionHint(SeedModel):
     bridge: str = ""
 
 
+class ContractUpdate(SeedModel):
+    """A character contract this chapter changes (seed 004 §6.5.3 契约变更协议): the outline marks the
+    breakthrough, and when the chapter commits the contract's current version is deprecated and ``rule``
+    becomes the next version, in force from the following chapter."""
+
+    #: The character contract id (C-LINFENG-001 ...).
+    contract_id: str = Field(min_length=1)
+    #: The new rule.
+    rule: str = Field(min_length=1)
+    #: A new type, when the change moves the contract to another kind; None keeps the old type.
+    type: str | None = None
+    #: What happened (the breakthrough), for the changelog and the contract's history.
+    note: str = ""
+
+
 class ChapterContract(SeedModel):
     """One chapter's contract: preconditions, objectives, postconditions, acceptance criteria, storyline."""
 
@@ -80,6 +95,8 @@ class ChapterContract(SeedModel):
     acceptance_criteria: list[str] = Field(default_factory=list)
     storyline_context: StorylineContext | None = None
     transition_hint: TransitionHint | None = None
+    #: Character contracts the chapter changes; applied when the chapter commits.
+    contract_updates: list[ContractUpdate] = Field(default_factory=list)
 
     def required_objectives(self) -> list[Objective]:
         """The objectives the chapter fails without."""

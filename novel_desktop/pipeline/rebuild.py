@@ -4,6 +4,7 @@ report the later chapters that no longer agree."""
 from __future__ import annotations
 
 from novel_desktop.agents.ports import ChapterAgents
+from novel_desktop.pipeline.contract_lifecycle import apply_contract_updates
 from novel_desktop.storage.aio import db
 from novel_desktop.storage.store import NovelStore, RebuildReport, StoreError
 
@@ -20,10 +21,13 @@ async def rebuild_from(store: NovelStore, agents: ChapterAgents, chapter: int) -
     out = result.value
     line = out.storyline_id or brief.storyline_id
     memory = (line, out.storyline_memory) if (line and out.storyline_memory) else None
-    return await db(
+    report = await db(
         store.rebuild_state,
         chapter,
         summary_markdown=out.summary_markdown,
         patch=out.patch,
         storyline_memory=memory,
     )
+    # The contract updates the chapter's commit applied, once more: nothing changes when they are in place.
+    await db(apply_contract_updates, store, chapter)
+    return report
