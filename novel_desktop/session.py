@@ -167,7 +167,11 @@ class NovelSession:
     ) -> NovelSession:
         """Create a new novel file at ``path`` (never overwriting one) and open it, for writing, as a session
         that owns the store. Raises ``StoreError`` (the file exists, an empty title, an unknown platform)."""
-        store = NovelStore.create(path, title=title, genre=genre, platform=platform)
+        from novel_desktop.analysis.blacklist import initial_documents
+
+        store = NovelStore.create(
+            path, title=title, genre=genre, platform=platform, documents=initial_documents()
+        )
         return cls(store, settings=settings, responder=responder, owns_store=True)
 
     # ------------------------------------------------------------------ what the session builds, once

@@ -139,12 +139,15 @@ class NovelFacts:
         if isinstance(bl, list):
             words = [str(w) for w in bl]
         elif isinstance(bl, dict):
-            words = [str(w) for w in (bl.get("words") or [])] + [
-                str(w) for w in (bl.get("custom_added") or [])
+            words = [
+                str(w)
+                for key in ("words", "custom_added", "from_judge")
+                for w in (bl.get(key) or [])
             ]
             removed = set(bl.get("custom_removed") or [])
             words = [w for w in words if w not in removed]
-        merged = list(dict.fromkeys([*words, *extra]))
+        # Patterns (re:…) are enforced by the analysis; the prompt lists literal phrases only.
+        merged = [w for w in dict.fromkeys([*words, *extra]) if not w.startswith("re:")]
         return "、".join(merged[:200])
 
     def hard_rules(self) -> str:

@@ -22,6 +22,8 @@ from novel_desktop.paths import resource
 CUSTOM_CATEGORY = "自定义"
 #: Category of phrases listed in the novel's ``words`` that the shipped list does not have.
 NOVEL_CATEGORY = "本书黑名单"
+#: Category of phrases the QualityJudge found and the author accepted (or auto-add took in).
+JUDGE_CATEGORY = "评审发现"
 #: A phrase the author wrote as ``re:<pattern>`` is a regular expression.
 REGEX_PREFIX = "re:"
 
@@ -139,7 +141,7 @@ def phrases_for_novel(blacklist: dict[str, Any] | list[str] | AiBlacklist | None
 
     ``blacklist`` is the novel's ``ai-blacklist.json`` (parsed JSON or the model); ``None`` means the shipped
     list alone. Phrases of ``words`` and ``categories`` that the shipped list lacks are added under their
-    group name; ``custom_added`` under "自定义". A phrase written ``re:<pattern>`` is a regular expression.
+    group name; ``custom_added`` under "自定义", ``from_judge`` under "评审发现". A phrase written ``re:<pattern>`` is a regular expression.
     ``custom_removed`` wins over everything, including a shipped template whose whole match it is.
     """
     entries = load_default_phrases()
@@ -150,6 +152,7 @@ def phrases_for_novel(blacklist: dict[str, Any] | list[str] | AiBlacklist | None
     groups: list[tuple[str, Iterable[str]]] = [(NOVEL_CATEGORY, model.words)]
     groups += list(model.categories.items())
     groups.append((CUSTOM_CATEGORY, model.custom_added))
+    groups.append((JUDGE_CATEGORY, model.from_judge))
     for category, words in groups:
         for word in words:
             entry = _entry_from_author(word, category)

@@ -14,6 +14,7 @@ from typing import Any, TextIO
 
 from novel_desktop import __version__
 from novel_desktop.cli import ask as ask_cmds
+from novel_desktop.cli import blacklist as blacklist_cmds
 from novel_desktop.cli import demo as demo_cmds
 from novel_desktop.cli import executor as executor_cmds
 from novel_desktop.cli import export as export_cmds
@@ -64,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     executor_cmds.register(subparsers)
     on_demand_cmds.register(subparsers)
     demo_cmds.register(subparsers)
+    blacklist_cmds.register(subparsers)
     return parser
 
 

@@ -137,6 +137,7 @@ def cmd_import_text(args: argparse.Namespace) -> int:
 def _write(
     args: argparse.Namespace, source: Path, manuscript: Manuscript, split: SplitResult
 ) -> ImportSummary:
+    from novel_desktop.analysis.blacklist import initial_documents
     from novel_desktop.storage.manuscript_import import import_manuscript
 
     title = args.title or guess_title(source, split)
@@ -149,6 +150,7 @@ def _write(
             platform=args.platform,
             source_name=source.name,
             encoding=manuscript.encoding,
+            documents=initial_documents(),
         )
     except StoreError as exc:
         raise CliError(str(exc), 2) from None

@@ -99,7 +99,11 @@ class ProjectController(QObject):
 
     def create(self, path: str | Path, *, title: str, genre: str | None, platform: str) -> None:
         self.close()
-        self._store = NovelStore.create(path, title=title, genre=genre, platform=platform)
+        from novel_desktop.analysis.blacklist import initial_documents
+
+        self._store = NovelStore.create(
+            path, title=title, genre=genre, platform=platform, documents=initial_documents()
+        )
         self.project_opened.emit(str(self._store.path))
 
     def close(self) -> None:
@@ -267,10 +271,16 @@ class ProjectController(QObject):
         source: str | Path, manuscript: Manuscript, split: SplitResult, target: str | Path, *, title: str
     ) -> ImportSummary:
         """Create the novel ``target`` from a split the author has seen and confirmed."""
+        from novel_desktop.analysis.blacklist import initial_documents
         from novel_desktop.storage.manuscript_import import import_manuscript
 
         return import_manuscript(
-            split, target, title=title, source_name=Path(source).name, encoding=manuscript.encoding
+            split,
+            target,
+            title=title,
+            source_name=Path(source).name,
+            encoding=manuscript.encoding,
+            documents=initial_documents(),
         )
 
     # ------------------------------------------------------------------ writes

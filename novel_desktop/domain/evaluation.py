@@ -171,6 +171,9 @@ class Evaluation(SeedModel):
     required_fixes: list[RequiredFix] = Field(default_factory=list)
     issues: list[str] = Field(default_factory=list)
     strengths: list[str] = Field(default_factory=list)
+    #: Machine-like phrases the judge found that the novel's AI-phrase list lacks (seed §7 黑名单维护); at
+    #: commit they become proposals the author accepts or rejects.
+    new_ai_phrases: list[str] = Field(default_factory=list)
 
     @field_validator("scores")
     @classmethod

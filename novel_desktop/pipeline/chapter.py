@@ -25,7 +25,7 @@ from novel_desktop.domain.gate import GateAction, GateDecision, decide
 from novel_desktop.domain.novel_ask import QuestionSpec
 from novel_desktop.domain.refine import apply_edits
 from novel_desktop.domain.text import count_chars
-from novel_desktop.pipeline.contract_lifecycle import stage_contract_updates
+from novel_desktop.pipeline.commit_documents import stage_commit_documents
 from novel_desktop.pipeline.events import (
     ChapterCommitted,
     ChapterStarted,
@@ -467,7 +467,7 @@ class ChapterPipeline:
             "total_cost_usd": round(cost, 6),
         }
         await db(self.store.put_staging, layout.log_path(n), json.dumps(log, ensure_ascii=False, indent=2))
-        outcome.warnings += await db(stage_contract_updates, self.store, n)
+        outcome.warnings += await db(stage_commit_documents, self.store, n)
         result = await db(self.store.commit_chapter, n, volume=brief.volume, storyline_id=brief.storyline_id)
         if result.ops_skipped:
             msg = f"第 {n} 章的状态补丁未能应用：{result.ops_skipped}"

@@ -44,7 +44,8 @@ class ChapterCommit(Repository):
         Staged inputs: the text ``chapters/chapter-NNN.md`` (required; its staging ``kind`` is the revision
         kind), the first draft ``chapters/chapter-NNN.draft.md``, the summary, the state delta, the
         evaluation, the pipeline log, any ``storylines/<id>/memory.md`` and any ``characters/`` document (a
-        contract update, seed 004 §6.5.3) staged for this chapter.
+        contract update, seed 004 §6.5.3) and ``ai-blacklist.json`` (the judge's new phrases) staged for this
+        chapter.
         The commit stores the revisions, summary, evaluation and log, merges the delta into the state (ops
         that fail validation are dropped with reasons; a patch that cannot be applied at all is skipped and
         counted, §10.6), updates ``foreshadowing/global.json`` and the storyline memories, advances the
@@ -159,11 +160,11 @@ class ChapterCommit(Repository):
                 )
             step("evaluation")
 
-            # 5. storyline memories, and the character files and changelog a contract update rewrote
+            # 5. storyline memories, the character files and changelog a contract update rewrote, the phrase list
             for path, row in staged.items():
                 memory = path.startswith("storylines/") and path.endswith("/memory.md")
                 character = path.startswith("characters/") and layout.classify(path)[0] is layout.Kind.DOCUMENT
-                if memory or character:
+                if memory or character or path == layout.AI_BLACKLIST:
                     s.merge(DocumentRow(path=path, content=row.content, updated_at=now))
             step("memory")
 

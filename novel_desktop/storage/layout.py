@@ -13,6 +13,7 @@ CHECKPOINT = ".checkpoint.json"
 CURRENT_STATE = "state/current-state.json"
 CHANGELOG = "state/changelog.jsonl"
 GLOBAL_FORESHADOWING = "foreshadowing/global.json"
+AI_BLACKLIST = "ai-blacklist.json"
 NOVEL_ASK_DIR = "staging/novel-ask/"
 
 

@@ -11,6 +11,7 @@ the retry of the same import succeeds.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -70,8 +71,10 @@ def import_manuscript(
     platform: str = "web",
     source_name: str = "",
     encoding: str | None = None,
+    documents: Mapping[str, str] | None = None,
 ) -> ImportSummary:
-    """Create ``novel_path`` (which must not exist) holding the chapters and volumes of ``split``.
+    """Create ``novel_path`` (which must not exist) holding the chapters and volumes of ``split`` (and the
+    project ``documents`` a new novel starts with, such as the AI-phrase list).
 
     The checkpoint ends after the last chapter, in its volume, in state ``VOL_PLANNING``. Raises
     :class:`~novel_desktop.storage.store.StoreError` for a split without chapters, chapter numbers that
@@ -84,7 +87,7 @@ def import_manuscript(
         raise StoreError("章节序号重复或为负，无法导入 (chapter numbers collide)")
     path = Path(novel_path)
     with new_novel_file(path) as tmp:
-        store = NovelStore.create(tmp, title=title, genre=genre, platform=platform)
+        store = NovelStore.create(tmp, title=title, genre=genre, platform=platform, documents=documents)
         try:
             summary = _write(store, split, title, source_name, encoding)
         finally:

@@ -13,6 +13,7 @@ This module is storage's public face: the records, errors and JSON helpers calle
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 from sqlalchemy import func
@@ -116,8 +117,12 @@ class NovelStore(
         title: str,
         genre: str | None = None,
         platform: str = "web",
+        documents: Mapping[str, str] | None = None,
     ) -> NovelStore:
         """Create a new novel file, open for writing. An existing file is never overwritten.
+
+        ``documents`` (seed paths → text, e.g. the initial ``ai-blacklist.json``) are written in the same
+        transaction as the file's metadata.
 
         Raises :class:`StoreError` (:class:`ReadOnlyFileError` for a folder that cannot be written,
         :class:`DiskFullError` …); a failure leaves no file behind.
@@ -155,6 +160,10 @@ class NovelStore(
                 s.add(
                     StateSnapshotRow(state_version=0, chapter=0, content=dumps(empty_state()), created_at=now)
                 )
+                for doc_path, content in (documents or {}).items():
+                    if layout.classify(doc_path)[0] is not layout.Kind.DOCUMENT:
+                        raise StoreError(f"{doc_path} 不是项目文档路径 (not a project document path)")
+                    s.add(DocumentRow(path=doc_path, content=content, updated_at=now))
             held = lock.acquire(engine, purpose="write")
         except Exception as exc:
             engine.dispose()
