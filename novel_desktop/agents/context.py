@@ -139,11 +139,7 @@ class NovelFacts:
         if isinstance(bl, list):
             words = [str(w) for w in bl]
         elif isinstance(bl, dict):
-            words = [
-                str(w)
-                for key in ("words", "custom_added", "from_judge")
-                for w in (bl.get(key) or [])
-            ]
+            words = [str(w) for key in ("words", "custom_added", "from_judge") for w in (bl.get(key) or [])]
             removed = set(bl.get("custom_removed") or [])
             words = [w for w in words if w not in removed]
         # Patterns (re:…) are enforced by the analysis; the prompt lists literal phrases only.

@@ -141,7 +141,8 @@ def phrases_for_novel(blacklist: dict[str, Any] | list[str] | AiBlacklist | None
 
     ``blacklist`` is the novel's ``ai-blacklist.json`` (parsed JSON or the model); ``None`` means the shipped
     list alone. Phrases of ``words`` and ``categories`` that the shipped list lacks are added under their
-    group name; ``custom_added`` under "自定义", ``from_judge`` under "评审发现". A phrase written ``re:<pattern>`` is a regular expression.
+    group name; ``custom_added`` under "自定义", ``from_judge``
+    under "评审发现". A phrase written ``re:<pattern>`` is a regular expression.
     ``custom_removed`` wins over everything, including a shipped template whose whole match it is.
     """
     entries = load_default_phrases()

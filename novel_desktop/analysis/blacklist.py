@@ -13,8 +13,7 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from novel_desktop.analysis.ai_phrases import (
     REGEX_PREFIX,
@@ -24,7 +23,7 @@ from novel_desktop.analysis.ai_phrases import (
     phrases_for_novel,
 )
 from novel_desktop.analysis.cache import AnalysisCache, text_hash
-from novel_desktop.domain.style import AiBlacklist, PhraseProposal
+from novel_desktop.domain.style import AiBlacklist, BlacklistEdit, BlacklistReport, PhraseRow
 from novel_desktop.storage import layout
 
 if TYPE_CHECKING:
@@ -77,41 +76,6 @@ def read_blacklist(store: NovelStore) -> AiBlacklist:
         raise ValueError(f"{BLACKLIST} 无法解析，请先修复该文件：{exc}") from exc
 
 
-@dataclass(frozen=True)
-class PhraseRow:
-    """One phrase in force: what the author types, where it came from, its group and its hits."""
-
-    phrase: str
-    source: str
-    category: str
-    hits: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {"phrase": self.phrase, "source": self.source, "category": self.category, "hits": self.hits}
-
-
-@dataclass
-class BlacklistReport:
-    """What the panel and ``novel blacklist`` show."""
-
-    rows: list[PhraseRow] = field(default_factory=list)
-    proposed: list[PhraseProposal] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
-    rejected: list[str] = field(default_factory=list)
-    auto_add: bool = False
-    chapters: int = 0
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "phrases": [r.to_json() for r in self.rows],
-            "proposed": [p.to_json_dict() for p in self.proposed],
-            "removed": self.removed,
-            "rejected": self.rejected,
-            "auto_add": self.auto_add,
-            "chapters": self.chapters,
-        }
-
-
 def phrase_counts(
     texts: Iterable[str], phrases: list[PhraseEntry], cache: AnalysisCache | None = None
 ) -> Counter[str]:
@@ -147,25 +111,13 @@ def blacklist_report(store: NovelStore, cache: AnalysisCache | None = None) -> B
         source = SOURCE_BUILTIN if shown in shipped else SOURCE_JUDGE if shown in judged else SOURCE_AUTHOR
         rows.append(PhraseRow(shown, source, entry.category, counts.get(entry.pattern, 0)))
     return BlacklistReport(
-        rows, list(model.proposed), list(model.custom_removed), list(model.rejected), model.auto_add, len(texts)
+        rows,
+        list(model.proposed),
+        list(model.custom_removed),
+        list(model.rejected),
+        model.auto_add,
+        len(texts),
     )
-
-
-@dataclass
-class BlacklistEdit:
-    """One change the author asks for; empty lists change nothing."""
-
-    add: list[str] = field(default_factory=list)
-    remove: list[str] = field(default_factory=list)
-    accept: list[str] = field(default_factory=list)
-    accept_all: bool = False
-    reject: list[str] = field(default_factory=list)
-    auto_add: bool | None = None
-
-    def is_empty(self) -> bool:
-        return not (self.add or self.remove or self.accept or self.accept_all or self.reject) and (
-            self.auto_add is None
-        )
 
 
 def apply_edit(model: AiBlacklist, edit: BlacklistEdit) -> AiBlacklist:

@@ -88,9 +88,9 @@ def apply_contract_update(
         wanted = {"rule": update.rule, "type": update.type or made_here.type, "note": update.note}
         if all(getattr(made_here, k) == v for k, v in wanted.items()):
             return character, AppliedUpdate(update.contract_id, False, "")
-        contracts = [c.model_copy(update=wanted) if c is made_here else c for c in character.contracts]
+        rewritten = [c.model_copy(update=wanted) if c is made_here else c for c in character.contracts]
         line = f"第 {chapter} 章：{character.name} 的契约 {update.contract_id} 改为：{update.rule}"
-        return character.model_copy(update={"contracts": contracts}), AppliedUpdate(
+        return character.model_copy(update={"contracts": rewritten}), AppliedUpdate(
             update.contract_id, True, line
         )
     current = next((c for c in versions if contract_in_force(c, chapter)), None)
@@ -124,7 +124,9 @@ def apply_contract_update(
         f"（有效至第 {chapter} 章），v{successor.version} 自第 {chapter + 1} 章起生效：{update.rule}"
         + (f"（{update.note}）" if update.note else "")
     )
-    return character.model_copy(update={"contracts": contracts}), AppliedUpdate(update.contract_id, True, line)
+    return character.model_copy(update={"contracts": contracts}), AppliedUpdate(
+        update.contract_id, True, line
+    )
 
 
 def owner_of(characters: list[Character], contract_id: str) -> Character | None:

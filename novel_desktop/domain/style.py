@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
@@ -54,7 +55,7 @@ class AiBlacklist(SeedModel):
     custom_added: list[str] = Field(default_factory=list)
     #: Shipped phrases the author switched off; they win over every other list.
     custom_removed: list[str] = Field(default_factory=list)
-    #: Phrases the judge found and the author accepted (or ``auto_add`` took in), counted like ``custom_added``.
+    #: Phrases the judge found and the author accepted (or ``auto_add`` took in); counted like custom_added.
     from_judge: list[str] = Field(default_factory=list)
     #: Phrases the judge found, waiting for the author's 接受 / 拒绝.
     proposed: list[PhraseProposal] = Field(default_factory=list)
@@ -114,8 +115,10 @@ class AiBlacklist(SeedModel):
             for group in (data.custom_added, data.from_judge):
                 while phrase in group:
                     group.remove(phrase)
-            builtin = phrase in shipped or phrase in data.words or any(
-                phrase in group for group in data.categories.values()
+            builtin = (
+                phrase in shipped
+                or phrase in data.words
+                or any(phrase in group for group in data.categories.values())
             )
             if builtin and phrase not in data.custom_removed:
                 data.custom_removed.append(phrase)
@@ -188,3 +191,56 @@ def _touched(data: AiBlacklist, before: AiBlacklist) -> AiBlacklist:
             "auto_add": data.auto_add,
         }
     )
+
+
+# ---------------------------------------------------------------------------- what the author sees and asks
+@dataclass(frozen=True)
+class PhraseRow:
+    """One phrase in force: what the author types, where it came from, its group and its hits."""
+
+    phrase: str
+    source: str
+    category: str
+    hits: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"phrase": self.phrase, "source": self.source, "category": self.category, "hits": self.hits}
+
+
+@dataclass
+class BlacklistReport:
+    """What the panel and ``novel blacklist`` show."""
+
+    rows: list[PhraseRow] = field(default_factory=list)
+    proposed: list[PhraseProposal] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)
+    auto_add: bool = False
+    chapters: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "phrases": [r.to_json() for r in self.rows],
+            "proposed": [p.to_json_dict() for p in self.proposed],
+            "removed": self.removed,
+            "rejected": self.rejected,
+            "auto_add": self.auto_add,
+            "chapters": self.chapters,
+        }
+
+
+@dataclass
+class BlacklistEdit:
+    """One change the author asks for; empty lists change nothing."""
+
+    add: list[str] = field(default_factory=list)
+    remove: list[str] = field(default_factory=list)
+    accept: list[str] = field(default_factory=list)
+    accept_all: bool = False
+    reject: list[str] = field(default_factory=list)
+    auto_add: bool | None = None
+
+    def is_empty(self) -> bool:
+        return not (self.add or self.remove or self.accept or self.accept_all or self.reject) and (
+            self.auto_add is None
+        )

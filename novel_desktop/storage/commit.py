@@ -160,10 +160,13 @@ class ChapterCommit(Repository):
                 )
             step("evaluation")
 
-            # 5. storyline memories, the character files and changelog a contract update rewrote, the phrase list
+            # 5. storyline memories; the character files and changelog a contract update rewrote; the
+            # phrase list with the judge's new phrases
             for path, row in staged.items():
                 memory = path.startswith("storylines/") and path.endswith("/memory.md")
-                character = path.startswith("characters/") and layout.classify(path)[0] is layout.Kind.DOCUMENT
+                character = (
+                    path.startswith("characters/") and layout.classify(path)[0] is layout.Kind.DOCUMENT
+                )
                 if memory or character or path == layout.AI_BLACKLIST:
                     s.merge(DocumentRow(path=path, content=row.content, updated_at=now))
             step("memory")

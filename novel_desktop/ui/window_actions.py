@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu, QToolBar
 
 from novel_desktop.i18n import tr
 from novel_desktop.paths import user_config_dir
+from novel_desktop.ui.flows.author_lists import install as install_author_lists
 
 if TYPE_CHECKING:
     from novel_desktop.controllers.pipeline_controller import PipelineController
@@ -182,6 +183,7 @@ class WindowActions(QMainWindow):
 
         tools_menu = bar.addMenu(tr("工具"))
         tools_menu.addAction(self.settings_action)
+        self.author_lists = install_author_lists(self, tools_menu)  # type: ignore[arg-type]
 
         toolbar = QToolBar(tr("工具栏"))
         toolbar.setObjectName("MainToolBar")

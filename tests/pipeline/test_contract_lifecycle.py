@@ -128,7 +128,13 @@ def test_old_files_read_as_established_and_in_force_follows_the_range() -> None:
             "contracts": [
                 {"id": "C-LINFENG-001", "type": "capability", "rule": "a", "valid_from_chapter": 1},
                 {"id": "C-LINFENG-002", "type": "personality", "rule": "b", "valid_until": 4},
-                {"id": "C-LINFENG-003", "type": "x", "rule": "c", "status": "planned", "valid_from_chapter": 6},
+                {
+                    "id": "C-LINFENG-003",
+                    "type": "x",
+                    "rule": "c",
+                    "status": "planned",
+                    "valid_from_chapter": 6,
+                },
                 {"id": "C-LINFENG-004", "type": "x", "rule": "d", "status": "planned"},
                 {"id": "C-LINFENG-005", "type": "x", "rule": "e", "status": "deprecated"},
             ],
