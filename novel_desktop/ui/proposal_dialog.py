@@ -16,7 +16,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QDialog,
-    QDialogButtonBox,
+    QHBoxLayout,
     QLabel,
     QPlainTextEdit,
     QPushButton,
@@ -113,29 +113,24 @@ class ProposalDialog(QDialog):
         self.error_label = error_label()
         layout.addWidget(self.error_label)
 
-        buttons = QDialogButtonBox()
-        self.accept_button: QPushButton = buttons.addButton(
-            tr("接受"), QDialogButtonBox.ButtonRole.AcceptRole
-        )
+        # In the order the author decides: keep it, keep my edit, try again, not now.
+        buttons = QHBoxLayout()
+        self.accept_button = QPushButton(tr("接受"))
         self.accept_button.setToolTip(tr("按智能体生成的内容保存（若已修改，则保存修改后的内容）"))
-        self.save_button: QPushButton = buttons.addButton(
-            tr("保存修改"), QDialogButtonBox.ButtonRole.ApplyRole
-        )
+        self.save_button = QPushButton(tr("保存修改"))
         self.save_button.setToolTip(tr("检查并保存你修改后的内容"))
-        self.regenerate_button: QPushButton = buttons.addButton(
-            tr("重新生成"), QDialogButtonBox.ButtonRole.ActionRole
-        )
-        self.cancel_button: QPushButton = buttons.addButton(
-            tr("取消"), QDialogButtonBox.ButtonRole.RejectRole
-        )
+        self.regenerate_button = QPushButton(tr("重新生成"))
+        self.cancel_button = QPushButton(tr("取消"))
+        buttons.addStretch(1)
         for button in (self.accept_button, self.save_button, self.regenerate_button, self.cancel_button):
             button.setAutoDefault(False)
+            buttons.addWidget(button)
         self.accept_button.setDefault(True)
         self.accept_button.clicked.connect(self._on_accept_clicked)
         self.save_button.clicked.connect(self._on_save_clicked)
         self.regenerate_button.clicked.connect(self._on_regenerate_clicked)
         self.cancel_button.clicked.connect(self.reject)
-        layout.addWidget(buttons)
+        layout.addLayout(buttons)
 
         labels = set(self.spec.questions[0].labels) if self.spec.questions else set()
         can_regenerate = REGENERATE in labels

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import qasync
-from pytestqt.qtbot import QtBot
 from PySide6.QtWidgets import QWidget
+from pytestqt.qtbot import QtBot
 
 from novel_desktop.domain.novel_ask import AnswerSpec
 from novel_desktop.domain.proposals import Proposal, read_review, review_spec
