@@ -155,6 +155,8 @@ class SettingEditFlows(QObject):
             action.triggered.connect(lambda _checked=False, k=kind: self.edit(k))
             menu.addAction(action)
             self.actions[kind] = action
+        # Enabled with the 故事 menu's own actions: a novel open, writable, no run going.
+        window.story.actions.extend(self.actions.values())
         window.tree.edit_requested.connect(self._on_tree_edit_requested)
         window.tabs.currentChanged.connect(self._on_tabs_current_changed)
 
