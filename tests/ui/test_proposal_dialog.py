@@ -336,3 +336,42 @@ def test_the_volume_plan_form_edits_one_chapter_contract_at_a_time(qtbot: QtBot)
     form.remove_chapter()
     payload, _ = form.collect()
     assert payload is not None and [c["chapter"] for c in payload["chapter_contracts"]] == [1, 2]
+
+
+def test_the_english_catalogues_translate_every_string_of_the_forms_with_the_same_slots() -> None:
+    import ast
+    import re
+
+    from novel_desktop.paths import resource
+
+    catalogue: dict[str, str] = {}
+    for path in sorted(resource("i18n", "en").glob("*.json")):
+        catalogue.update(json.loads(path.read_text(encoding="utf-8")))
+    package = Path(__file__).resolve().parents[2] / "novel_desktop"
+    missing = []
+    for name in (
+        "ui/payload_table.py",
+        "ui/world_form.py",
+        "ui/character_form.py",
+        "ui/proposal_forms.py",
+        "ui/proposal_dialog.py",
+        "ui/flows/setting_edits.py",
+        "controllers/setting_edits.py",
+    ):
+        for node in ast.walk(ast.parse((package / name).read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call) or not node.args:
+                continue
+            called = getattr(node.func, "id", None)
+            # tr("…") and the column headers, which the table passes through tr().
+            args = node.args[:1] if called == "tr" else node.args[1:2] if called == "Column" else []
+            for arg in args:
+                if (
+                    isinstance(arg, ast.Constant)
+                    and isinstance(arg.value, str)
+                    and arg.value not in catalogue
+                ):
+                    missing.append(arg.value)
+    assert missing == []
+    mine = json.loads(resource("i18n", "en", "proposal_forms.json").read_text(encoding="utf-8"))
+    for source, english in mine.items():
+        assert set(re.findall(r"\{\w+\}", source)) == set(re.findall(r"\{\w+\}", english)), source
