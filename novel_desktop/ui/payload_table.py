@@ -217,7 +217,9 @@ class RowTable(QWidget):
                 first_text,
             )
             self.table.setCurrentCell(row, empty)
-            self.table.editItem(self.table.item(row, empty))
+            item = self.table.item(row, empty)
+            if item is not None:
+                self.table.editItem(item)
         return row
 
     def remove_selected(self) -> None:
