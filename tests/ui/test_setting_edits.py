@@ -173,3 +173,49 @@ def test_a_save_the_store_refuses_is_told_and_the_dialog_keeps_what_was_typed(
     assert title == "修改世界规则" and "小说未改动" in text
     assert window.project.document("world/rules.json") == before
     dialog.reject()
+
+
+def test_a_world_proposal_reviewed_through_the_window_stores_exactly_what_the_author_kept(
+    qloop: qasync.QEventLoop, window: MainWindow
+) -> None:
+    """The core's review question with a proposal, answered by the real window (its pipeline controller's
+    responder opens the ProposalDialog); the author edits one rule and deletes another."""
+    from novel_desktop.domain.proposals import Proposal
+    from novel_desktop.pipeline import approval
+    from novel_desktop.pipeline.interaction import InteractionManager
+    from novel_desktop.ui.proposal_dialog import ProposalDialog
+
+    store = window.project.store
+    proposal = Proposal(
+        kind="world",
+        title="扩展世界观：灵泉",
+        payload=approval.current_payload(store, "world"),
+        effective_from=3,
+        note="世界观构建师按你的要求补充了设定。",
+    )
+    interaction = InteractionManager(window.pipeline._respond)
+
+    async def flow() -> approval.ReviewDecision:
+        task = asyncio.ensure_future(
+            approval.review(store, interaction, proposal, "staging/novel-ask/world-review.answers.json")
+        )
+        while not (shown := [d for d in window.findChildren(ProposalDialog) if d.isVisible()]):
+            await asyncio.sleep(0.01)
+        dialog = shown[0]
+        assert dialog.isModal() and dialog.windowTitle() == "扩展世界观：灵泉"
+        rules = dialog.form.rules  # type: ignore[attr-defined]
+        rules.set_text(rules.find_row("id", "W-003"), "rule", "苍梧宗每五年开山收徒一次")
+        rules.table.selectRow(rules.find_row("id", "W-002"))
+        rules.remove_button.click()
+        dialog.save_button.click()
+        return await asyncio.wait_for(task, 10)
+
+    decision = qloop.run_until_complete(flow())
+    assert decision.action == "edit" and decision.payload is not None
+    approval.apply_payload(store, "world", decision.payload, effective_from=3, note="扩展世界观")
+    stored = {r["id"]: r["rule"] for r in window.project.document_json("world/rules.json")["rules"]}
+    assert stored == {
+        "W-001": "凡人须引气入体方可修炼，引气之地灵气浓度须 ≥ 1级",
+        "W-003": "苍梧宗每五年开山收徒一次",
+    }
+    assert "自第 3 章起生效" in (window.project.document("world/changelog.md") or "")
