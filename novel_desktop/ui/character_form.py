@@ -144,7 +144,8 @@ class CharacterForm(PayloadForm):
         self.relationships = RowTable(RELATIONSHIP_COLUMNS, add_text=tr("添加关系"))
         rel_layout.addWidget(self.relationships, 1)
         vertical.addWidget(rel_box)
-        vertical.setSizes([520, 200])
+        vertical.setSizes([600, 150])
+        vertical.setStretchFactor(0, 1)
 
         self.character_list.currentRowChanged.connect(self._on_character_list_current_row_changed)
         self.add_button.clicked.connect(lambda _checked=False: self.add_character())

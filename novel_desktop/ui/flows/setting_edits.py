@@ -80,6 +80,7 @@ class SettingEditDialog(QDialog):
         self.from_spin.setValue(max(1, effective_from))
         self.from_spin.setPrefix(tr("自第 "))
         self.from_spin.setSuffix(tr(" 章起生效"))
+        self.from_spin.setMaximumWidth(240)
         self.from_spin.setToolTip(tr("默认是下一章（还没写的第一章）"))
         bottom.addRow(tr("生效"), self.from_spin)
         self.note_edit = QLineEdit()
