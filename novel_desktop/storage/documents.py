@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from sqlmodel import col, select
@@ -33,9 +33,11 @@ class DocumentRepository(Repository):
         with self._write() as s:
             s.merge(DocumentRow(path=path, content=content, updated_at=iso_now()))
 
-    def put_documents(self, documents: Mapping[str, str]) -> None:
-        """Write several documents in one transaction: all of them, or (on any error or kill) none."""
-        for path in documents:
+    def put_documents(self, documents: Mapping[str, str], *, delete: Iterable[str] = ()) -> None:
+        """Write several documents (and delete the ``delete`` ones) in one transaction: all of it, or (on any
+        error or kill) none."""
+        removed = [p for p in delete if p not in documents]
+        for path in [*documents, *removed]:
             kind, _ = layout.classify(path)
             if kind is not layout.Kind.DOCUMENT or not layout.is_safe_relpath(path):
                 raise StoreError(f"{path} 不是项目文档路径 (not a project document path)")
@@ -43,6 +45,10 @@ class DocumentRepository(Repository):
         with self._write() as s:
             for path, content in documents.items():
                 s.merge(DocumentRow(path=path, content=content, updated_at=now))
+            for path in removed:
+                row = s.get(DocumentRow, path)
+                if row:
+                    s.delete(row)
 
     def list_documents(self, prefix: str = "") -> list[str]:
         with self._read() as s:

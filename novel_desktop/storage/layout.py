@@ -119,8 +119,10 @@ _DOCUMENTS = [
         r"^characters/changelog\.md$",
         r"^storylines/storylines\.json$",
         r"^storylines/storyline-spec\.json$",
+        # Our addition: what the author approved or edited, with the chapter it takes effect from.
+        r"^storylines/changelog\.md$",
         rf"^storylines/{_SLUG}/memory\.md$",
-        rf"^{_VOL}/(outline\.md|storyline-schedule\.json|foreshadowing\.json|review\.md)$",
+        rf"^{_VOL}/(outline\.md|storyline-schedule\.json|foreshadowing\.json|review\.md|changelog\.md)$",
         # Our addition to the seed layout: {"volume": N, "title": "…"} for a volume's name (imported
         # manuscripts have them before any outline exists).
         rf"^{_VOL}/volume\.json$",

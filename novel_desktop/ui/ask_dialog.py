@@ -391,10 +391,15 @@ class AskDialog(QDialog):
 
 
 def dialog_asker(parent: QWidget | None) -> Callable[[PipelineQuestion], Awaitable[AnswerSpec | None]]:
-    """The pipeline controller's responder for the window: each question as an AskDialog over ``parent``,
-    opened with ``open()`` and answered through its ``finished`` signal."""
+    """The pipeline controller's responder for the window: each question as an AskDialog over ``parent``
+    (a proposal's review as its forms, a :class:`ProposalDialog`), opened with ``open()`` and answered
+    through its ``finished`` signal."""
 
     async def ask(question: PipelineQuestion) -> AnswerSpec | None:
+        if question.proposal is not None:
+            from novel_desktop.ui.proposal_dialog import ProposalDialog
+
+            return await ProposalDialog.ask_async(parent, question.proposal, question.spec)
         return await AskDialog.ask_async(parent, question.spec, question.context)
 
     return ask

@@ -128,10 +128,11 @@ class ContractForm(QWidget):
     #: Columns of the objectives table; the last one shows the judge's verdict and is read-only.
     OBJ_ID, OBJ_TYPE, OBJ_REQUIRED, OBJ_DESCRIPTION, OBJ_VERDICT = range(5)
 
-    def __init__(self, project: ProjectController, parent: QWidget | None = None) -> None:
+    def __init__(self, project: ProjectController | None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.project = project
-        self.reader = NovelReader(project)
+        # Without a project the form only edits (a proposal's contracts): no verdicts, no 保存 of its own.
+        self.reader = NovelReader(project) if project is not None else None
         self.volume = 1
         self.chapter = 0
         self._original: dict[str, Any] = {}
@@ -222,6 +223,8 @@ class ContractForm(QWidget):
         bottom.addWidget(self.state_label, 1)
         bottom.addWidget(self.save_button)
         outer.addLayout(bottom)
+        if self.reader is None:
+            self.save_button.hide()
 
         QShortcut(
             QKeySequence.StandardKey.Save,
@@ -257,7 +260,7 @@ class ContractForm(QWidget):
             self._add_row(self.foreshadow_updates, [item_id, update])
         self.foreshadow_updates.fit_height()
 
-        evaluation = self.reader.evaluation(chapter)
+        evaluation = self.reader.evaluation(chapter) if self.reader else None
         results = evaluation.contract_results() if evaluation else {}
         violated = set()
         if evaluation:
@@ -304,7 +307,7 @@ class ContractForm(QWidget):
         new = not isinstance(raw, dict)
         data: dict[str, Any] = raw if isinstance(raw, dict) else {}
         if new:
-            data = {"id": self.reader.objective_id(self.chapter, table.rowCount() + 1), "type": "plot"}
+            data = {"id": NovelReader.objective_id(self.chapter, table.rowCount() + 1), "type": "plot"}
         row = table.rowCount()
         table.insertRow(row)
         id_item = QTableWidgetItem(str(data.get("id", "")))
@@ -460,7 +463,7 @@ class ContractForm(QWidget):
         data["acceptance_criteria"] = criteria
         if problems:
             return None, problems
-        contract, errors = self.reader.validate_contract(data)
+        contract, errors = NovelReader.validate_contract(data)
         if contract is None:
             for where, msg in errors:
                 problems.append(tr("{where}：{msg}").format(where=where, msg=msg))
@@ -487,6 +490,8 @@ class ContractForm(QWidget):
         if data is None:
             self.error_label.setText(tr("契约未保存：") + "\n" + "\n".join(f"• {p}" for p in problems))
             self.error_label.show()
+            return False
+        if self.reader is None:
             return False
         self.reader.save_contract(self.volume, self.chapter, data)
         self._original = data

@@ -41,6 +41,8 @@ class OutlineView(QWidget):
     """The volume outline (middle) and the selected chapter's contract (right) beside the chapter list."""
 
     chapter_requested = Signal(int)
+    #: 修改大纲与契约…: the volume plan's form (volume, the selected chapter or 0), saved to the changelog.
+    plan_edit_requested = Signal(int, int)
 
     #: Columns of the chapter list.
     COL_NUMBER, COL_TITLE, COL_CHARS, COL_SCORE = range(4)
@@ -92,7 +94,13 @@ class OutlineView(QWidget):
         self.save_outline_button = QPushButton(tr("保存"))
         self.save_outline_button.setToolTip(tr("保存大纲（Ctrl+S）"))
         self.save_outline_button.clicked.connect(self.save_outline)
+        self.plan_edit_button = QPushButton(tr("修改大纲与契约…"))
+        self.plan_edit_button.setToolTip(tr("用表单修改本卷大纲和章节契约，记入变更日志，自指定章节起生效"))
+        self.plan_edit_button.clicked.connect(
+            lambda _checked=False: self.plan_edit_requested.emit(self.volume, self.selected_chapter() or 0)
+        )
         outline_bar.addWidget(self.outline_state, 1)
+        outline_bar.addWidget(self.plan_edit_button)
         outline_bar.addWidget(self.save_outline_button)
         editor_layout.addLayout(outline_bar)
         QShortcut(

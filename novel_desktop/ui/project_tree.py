@@ -11,9 +11,18 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import (
+    QAbstractItemModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    QPoint,
+    QPointF,
+    QRectF,
+    Qt,
+    Signal,
+)
 from PySide6.QtGui import QBrush, QColor, QFont, QIcon, QPainter, QPainterPath, QPen, QPixmap, QPolygonF
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTreeView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTreeView, QVBoxLayout, QWidget
 
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.controllers.reader import ChapterInfo, NovelReader
@@ -356,6 +365,8 @@ class ProjectTree(QWidget):
     view_requested = Signal(str, int)
     #: A stored document to show read-only: its path and a tab title.
     document_requested = Signal(str, str)
+    #: 修改…: a form's kind ("characters", "storylines", "world") and the item's key (slug, id; "" for all).
+    edit_requested = Signal(str, str)
 
     def __init__(self, project: ProjectController, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -377,6 +388,8 @@ class ProjectTree(QWidget):
         layout.addWidget(self.view)
         # activated is the platform's "open" gesture (double-click, or Enter), so one handler serves both.
         self.view.activated.connect(self._on_view_activated)
+        self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.view.customContextMenuRequested.connect(self._on_view_context_menu_requested)
 
     def reload(self) -> None:
         expanded = self._expanded_keys()
@@ -418,6 +431,27 @@ class ProjectTree(QWidget):
 
     def _on_view_activated(self, index: QModelIndex) -> None:
         self.open_index(index)
+
+    def edit_target(self, index: _ModelIndex) -> tuple[str, str] | None:
+        """What 修改… edits for a row: the form's kind and the item's key; None for rows without a form."""
+        node = self.model.node(index)
+        kind = node.key if node.kind == SECTION else node.kind
+        forms = {CHARACTER: "characters", STORYLINE: "storylines", RULE: "world"}
+        if kind not in forms:
+            return None
+        key = "" if node.kind == SECTION else str(node.key or "")
+        if node.kind == CHARACTER:
+            key = key.rsplit("/", 1)[-1].removesuffix(".json")
+        return forms[kind], key
+
+    def _on_view_context_menu_requested(self, pos: QPoint) -> None:
+        target = self.edit_target(self.view.indexAt(pos))
+        if target is None or self.project.readonly:
+            return
+        menu = QMenu(self)
+        action = menu.addAction(tr("修改…"))
+        action.triggered.connect(lambda _checked=False: self.edit_requested.emit(*target))
+        menu.popup(self.view.viewport().mapToGlobal(pos))
 
     def open_index(self, index: _ModelIndex) -> None:
         node = self.model.node(index)

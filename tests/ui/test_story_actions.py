@@ -76,6 +76,10 @@ def test_the_story_menu_lists_the_actions_and_follows_the_open_novel(window: Mai
         "导入研究资料…",
         "重新评审本章",
         "批量重新评审…",
+        "修改世界规则…",
+        "修改角色与契约…",
+        "修改故事线…",
+        "修改卷大纲与章节契约…",
     ]
     assert all(a.isEnabled() for a in window.story.actions)
     window.close_novel()
