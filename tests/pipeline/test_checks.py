@@ -242,7 +242,9 @@ def test_volume_review_reads_every_chapter_of_a_long_volume(
         store.put_staging(layout.summary_path(n), f"# 第{n}章摘要\n\n摘要标记-{n:03d}。{padding}\n")
         store.put_staging(layout.evaluation_path(n), json.dumps({"chapter": n, "overall": 4.0}))
         store.commit_chapter(n, volume=1)
-    store.put_document(layout.volume_info_path(1), dumps({"volume": 1, "chapter_start": 1, "chapter_end": 60}))
+    store.put_document(
+        layout.volume_info_path(1), dumps({"volume": 1, "chapter_start": 1, "chapter_end": 60})
+    )
     answers = {"volume closures": {}}
     report = _run(server, answers, lambda a, i: volume_review.volume_review(store, a, i, 1))
     sent = [r.body["messages"][0]["content"] for r in server.requests_for("consistency_auditor")]
