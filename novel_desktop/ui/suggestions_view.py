@@ -10,6 +10,7 @@ of the window and fetches the suggestions through the :class:`SuggestionsControl
 
 from __future__ import annotations
 
+import contextlib
 import html
 
 from PySide6.QtCore import Qt, Signal
@@ -256,10 +257,8 @@ def open_suggestions(
 
     def disconnect() -> None:
         for signal, slot in ((controller.ready, on_ready), (controller.failed, on_failed)):
-            try:
+            with contextlib.suppress(RuntimeError, TypeError):
                 signal.disconnect(slot)
-            except (RuntimeError, TypeError):
-                pass
 
     controller.ready.connect(on_ready)
     controller.failed.connect(on_failed)
