@@ -237,7 +237,12 @@ def open_suggestions(
     if dock is None:
         dock = QDockWidget(tr("修改建议"), window)
         dock.setObjectName("SuggestionsDock")
+        dock.setMinimumWidth(340)
         window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
+        quality = window.findChild(QDockWidget, "QualityDock")
+        if quality is not None and not quality.isHidden():
+            # Beside the judge's report as a tab of the same dock: the cards get the full height.
+            window.tabifyDockWidget(quality, dock)
     waiting = QLabel(tr("正在按评审意见生成第{n}章的修改建议…").format(n=chapter))
     waiting.setWordWrap(True)
     waiting.setAlignment(Qt.AlignmentFlag.AlignCenter)
