@@ -38,7 +38,9 @@ def window(qtbot: QtBot, project: ProjectController) -> MainWindow:
 def _open_view(qloop: qasync.QEventLoop, window: MainWindow) -> SuggestionsView:
     async def main() -> None:
         done = asyncio.get_running_loop().create_future()
-        window.story.suggestions.busy_changed.connect(lambda busy: busy or done.done() or done.set_result(None))
+        window.story.suggestions.busy_changed.connect(
+            lambda busy: busy or done.done() or done.set_result(None)
+        )
         window.story.suggest_action.trigger()
         await asyncio.wait_for(done, 60)
 
@@ -117,7 +119,9 @@ def test_a_chapter_without_issues_is_explained(
 
     async def main() -> None:
         done = asyncio.get_running_loop().create_future()
-        window.story.suggestions.busy_changed.connect(lambda busy: busy or done.done() or done.set_result(None))
+        window.story.suggestions.busy_changed.connect(
+            lambda busy: busy or done.done() or done.set_result(None)
+        )
         window.story.suggest_action.trigger()
         await asyncio.wait_for(done, 60)
 
