@@ -6,15 +6,17 @@ the author's 重新评审 and 批量重评 (seed 004 §6 Layer 3), where the ver
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from novel_desktop.agents import facts as fact_sheet
 from novel_desktop.agents.calls import structured_call, system_blocks
 from novel_desktop.agents.context import load_facts
 from novel_desktop.agents.ports import AgentResult
+from novel_desktop.agents.suggestions import suggest_fixes
 from novel_desktop.agents.templates import RenderedPrompt, render_template
 from novel_desktop.domain.evaluation import Evaluation
+from novel_desktop.domain.suggestions import SuggestionsReply
 from novel_desktop.llm.batches import BatchError, BatchReport, BatchRequest, run_batch
 from novel_desktop.llm.client import LLMClient
 from novel_desktop.llm.roles import AgentRole
@@ -68,6 +70,10 @@ class LLMJudgeAgent:
         if result.value is not None:
             result.value = finish_evaluation(result.value, chapter)
         return result
+
+    async def suggest(self, chapter: int, text: str, issues: Sequence[str]) -> AgentResult[SuggestionsReply]:
+        """Concrete edits for ``text`` that address the judge's ``issues`` (prompts/fix_suggester.md)."""
+        return await suggest_fixes(self.client, self.store, chapter, text, issues)
 
     async def judge_batch(
         self,

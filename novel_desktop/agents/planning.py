@@ -38,6 +38,8 @@ RULES = "world/rules.json"
 STORYLINES = "storylines/storylines.json"
 RELATIONSHIPS = "characters/relationships.json"
 _DOCS_TOKENS = 6_000
+#: The summaries one ConsistencyAuditor call reads; a longer volume is audited in windows.
+AUDIT_SUMMARY_TOKENS = 12_000
 
 
 # ---------------------------------------------------------------------------- replies
@@ -263,17 +265,51 @@ def style_context(
     }
 
 
-def audit_context(store: NovelStore, start: int, end: int, entity_findings: str) -> dict[str, str]:
-    """Slots of prompts/consistency_auditor.md over the summaries of chapters ``start``-``end``."""
-    summaries = []
+def _summaries(store: NovelStore, start: int, end: int) -> list[tuple[int, str]]:
+    out = []
     for n in range(start, end + 1):
         text = store.summary(n)
-        if text:
-            summaries.append(f"第{n}章：{text.strip()}")
+        if text and text.strip():
+            out.append((n, text.strip()))
+    return out
+
+
+def audit_windows(
+    store: NovelStore, start: int, end: int, budget: int = AUDIT_SUMMARY_TOKENS
+) -> list[tuple[int, int]]:
+    """Consecutive windows covering chapters ``start``-``end`` whose summaries each fit ``budget`` tokens.
+
+    The volume review audits a long volume window by window, so every chapter is read (a single chapter
+    whose summary alone exceeds the budget is a window of its own, compressed by :func:`audit_context`).
+    """
+    windows: list[tuple[int, int]] = []
+    first, used = start, 0
+    for n in range(start, end + 1):
+        text = store.summary(n) or ""
+        cost = estimate_tokens(f"第{n}章：{text.strip()}\n\n")
+        if used and used + cost > budget:
+            windows.append((first, n - 1))
+            first, used = n, 0
+        used += cost
+    if first <= end:
+        windows.append((first, end))
+    return windows
+
+
+def audit_context(
+    store: NovelStore, start: int, end: int, entity_findings: str, *, budget: int = AUDIT_SUMMARY_TOKENS
+) -> dict[str, str]:
+    """Slots of prompts/consistency_auditor.md over the summaries of chapters ``start``-``end``.
+
+    Summaries over ``budget`` tokens are each cut to an equal share (their start kept), so the auditor
+    still sees every chapter of the window rather than only the last ones.
+    """
+    summaries = _summaries(store, start, end)
+    body = "\n\n".join(f"第{n}章：{text}" for n, text in summaries)
+    if estimate_tokens(body) > budget:
+        share = max(40, budget // max(1, len(summaries)) - 8)
+        body = "\n\n".join(f"第{n}章：{trim_to_tokens(text, share, keep='start')}" for n, text in summaries)
     fs = store.document_json(layout.GLOBAL_FORESHADOWING) or {}
-    body = "\n\n".join(summaries)
-    if estimate_tokens(body) > 12_000:
-        body = trim_to_tokens(body, 12_000, keep="end")
     return {
         "world_rules": rules_text(store),
         "storylines": store.document(STORYLINES) or "",
@@ -325,6 +361,7 @@ class LLMPlanningAgents:
 
 
 __all__ = [
+    "AUDIT_SUMMARY_TOKENS",
     "AuditFinding",
     "AuditReply",
     "CharacterReply",
@@ -335,6 +372,7 @@ __all__ = [
     "WorldReply",
     "active_characters",
     "audit_context",
+    "audit_windows",
     "character_context",
     "characters_text",
     "docs_text",

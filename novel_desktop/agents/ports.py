@@ -7,7 +7,7 @@ templates, and tests may implement them directly.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from novel_desktop.agents.judge import BatchVerdicts
     from novel_desktop.agents.planning import AuditReply, CharacterReply, PlanReply, WorldReply
     from novel_desktop.domain.style import StyleProfile
+    from novel_desktop.domain.suggestions import SuggestionsReply
 
 T = TypeVar("T")
 
@@ -123,6 +124,10 @@ class JudgeAgent(Protocol):
     def model(self) -> str: ...
 
     async def judge(self, chapter: int, text: str) -> AgentResult[Evaluation]: ...
+
+    async def suggest(
+        self, chapter: int, text: str, issues: Sequence[str]
+    ) -> AgentResult[SuggestionsReply]: ...
 
     async def judge_batch(
         self,

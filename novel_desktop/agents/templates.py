@@ -60,6 +60,8 @@ TEMPLATE_NAMES: tuple[str, ...] = (
     "style_refiner",
     "quality_judge",
     "consistency_auditor",
+    #: The judge's issues as edits the author accepts one by one (called with the reviser's model).
+    "fix_suggester",
 )
 
 CACHE_MARKER = "<!-- cache -->"

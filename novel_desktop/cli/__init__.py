@@ -24,6 +24,7 @@ from novel_desktop.cli import on_demand as on_demand_cmds
 from novel_desktop.cli import outline as outline_cmds
 from novel_desktop.cli import project as project_cmds
 from novel_desktop.cli import state as state_cmds
+from novel_desktop.cli import suggest as suggest_cmds
 from novel_desktop.cli import writing as writing_cmds
 from novel_desktop.cli.common import CliError
 
@@ -66,6 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
     on_demand_cmds.register(subparsers)
     demo_cmds.register(subparsers)
     blacklist_cmds.register(subparsers)
+    suggest_cmds.register(subparsers)
     return parser
 
 

@@ -5,9 +5,7 @@
   and refiner read) until the style returns to its baseline, when the file is removed;
 - every 10 chapters: a consistency audit — the entity index's deterministic findings plus ConsistencyAuditor
   over the window's summaries; a finding of high severity pauses the loop (§10.3 一致性检查失败 → 暂停);
-- at a volume's last chapter: the review (full-volume audit, foreshadowing completion, setups for the next
-  volume, state cleanup per §8.5, the volume's final state archived) and the question leading to the next
-  volume's planning.
+- at a volume's last chapter: the review, :mod:`novel_desktop.pipeline.volume_review`.
 
 A changed world rule's propagation (§6.5.5) is :mod:`novel_desktop.pipeline.rule_change`.
 
@@ -17,25 +15,20 @@ A changed world rule's propagation (§6.5.5) is :mod:`novel_desktop.pipeline.rul
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from statistics import mean
 from typing import Any
 
-from novel_desktop.agents.planning import AuditFinding, AuditReply, audit_context, character_context
+from novel_desktop.agents.planning import AuditFinding, AuditReply, audit_context
 from novel_desktop.agents.ports import PlanningAgents
 from novel_desktop.analysis.novel_analysis import analyze_store
 from novel_desktop.analysis.style_metrics import StyleMetrics, drift
-from novel_desktop.domain.foreshadowing import GlobalForeshadowing, VolumeForeshadowing, overdue
-from novel_desktop.domain.state_ops import prune_state
 from novel_desktop.domain.style import StyleProfile
 from novel_desktop.pipeline.interaction import AnswersNeeded, InteractionManager
-from novel_desktop.pipeline.quick_start import store_characters
-from novel_desktop.pipeline.steps import StepReport, add_usage, ask, character_files, consult, question, spec
-from novel_desktop.pipeline.volume_plan import PlanParams, plan_params, set_plan_params, volume_range
+from novel_desktop.pipeline.steps import StepReport, add_usage, ask, question, spec
+from novel_desktop.pipeline.volume_plan import PlanParams, plan_params, set_plan_params
 from novel_desktop.storage import layout
 from novel_desktop.storage.aio import db
-from novel_desktop.storage.maintenance import rewrite_state_snapshot
 from novel_desktop.storage.store import NovelStore, dumps
 
 BRIEF_EVERY = 5
@@ -325,221 +318,3 @@ async def checks_now(
     if not await db(due_checks, store, last):
         return last, None
     return last, await after_chapter(store, last, agents=agents, interaction=interaction)
-
-
-# ---------------------------------------------------------------------------- state cleanup (§8.5)
-def cleanup_state(store: NovelStore, chapter: int, absent_for: int | None = None) -> list[str]:
-    """Retire characters absent for ``absent_for`` chapters and prune the state to the active cast.
-
-    A retired character's profile moves to ``characters/retired/`` with its last state under
-    ``final_state``; the protagonist is never retired. The newest state snapshot is replaced by the pruned
-    one (same version: pruning is not a chapter's change). Returns the names retired.
-    """
-    absent_for = RETIRE_AFTER if absent_for is None else absent_for
-    analysis = analyze_store(store)
-    retired: list[str] = []
-    keep: list[str] = []
-    state = store.current_state()
-    for ch in character_files(store):
-        seen = analysis.entities.appearances.get(ch.id)
-        if seen is not None and seen.last_chapter is not None:
-            last = seen.last_chapter
-        else:
-            last = min((c.valid_from_chapter or 1 for c in ch.contracts), default=1)
-        if ch.role != "protagonist" and chapter - last >= absent_for:
-            data = {**ch.to_json_dict(), "status": "retired", "retired_since": chapter + 1}
-            final = (state.get("characters") or {}).get(ch.id)
-            if final is not None:
-                data["final_state"] = final
-            store.put_document(f"characters/retired/{ch.id}.json", dumps(data))
-            store.delete_document(f"characters/active/{ch.id}.json")
-            retired.append(ch.name)
-        else:
-            keep.append(ch.id)
-    pruned = prune_state(state, keep)
-    if pruned != state:
-        rewrite_state_snapshot(store, int(state.get("state_version", 0)), pruned)
-    return retired
-
-
-# ---------------------------------------------------------------------------- volume review
-def _foreshadowing_lines(store: NovelStore, volume: int, end: int) -> tuple[list[str], list[str]]:
-    """Completion of the volume's foreshadowing plan, and the threads left open for the next volume."""
-    global_doc = GlobalForeshadowing.model_validate(
-        store.document_json(layout.GLOBAL_FORESHADOWING) or {"foreshadowing": []}
-    )
-    raw = store.document_json(f"{layout.volume_dir(volume)}/foreshadowing.json")
-    plan = VolumeForeshadowing.model_validate(raw) if isinstance(raw, dict) else None
-    lines = []
-    if plan is not None and plan.foreshadowing:
-        status: dict[str, str] = {}
-        for i in plan.foreshadowing:
-            found = global_doc.get(i.id)
-            status[i.id] = found.status if found is not None else i.status
-        due_here = [i for i in plan.foreshadowing if i.scope == "volume"]
-        resolved = [i for i in due_here if status[i.id] == "resolved"]
-        lines.append(
-            f"本卷伏笔 {len(plan.foreshadowing)} 条，卷内应回收 {len(due_here)} 条，已回收 {len(resolved)} 条"
-        )
-        for item in due_here:
-            if status[item.id] != "resolved":
-                lines.append(f"  未回收：{item.id}（{item.description}），当前 {status[item.id]}")
-    else:
-        lines.append("本卷没有伏笔计划")
-    for late in overdue(global_doc.foreshadowing, end + 1):
-        lines.append(
-            f"  已超期：{late.id}（{late.description}），计划在第 {late.resolve_deadline()} 章前回收"
-        )
-    carry = [f"{i.id}：{i.description}（{i.status}）" for i in global_doc.open_items()]
-    return lines, carry
-
-
-def _review_markdown(
-    volume: int,
-    rng: tuple[int, int],
-    brief: QualityBrief,
-    audit: AuditReport,
-    fs_lines: list[str],
-    setups: list[str],
-    retired: list[str],
-) -> str:
-    start, end = rng
-    out = [f"# 第 {volume} 卷回顾（第 {start}-{end} 章）", ""]
-    out += ["## 质量", *brief.lines(), ""]
-    out += ["## 全卷一致性报告", *audit.lines(), ""]
-    out += ["## 伏笔完成度", *fs_lines, ""]
-    out += ["## 下卷铺垫建议"]
-    out += [f"- 承接：{s}" for s in setups] or ["- 本卷线索均已收束，可开新线"]
-    out += ["", "## 状态清理"]
-    out.append(f"- 退场角色：{'、'.join(retired)}" if retired else f"- 没有角色超过 {RETIRE_AFTER} 章未出场")
-    out.append(f"- 本卷终态已归档：state/history/vol-{volume:02d}-final-state.json")
-    return "\n".join(out) + "\n"
-
-
-async def volume_review(store: NovelStore, agents: PlanningAgents, volume: int) -> StepReport:
-    """The volume review: full-volume audit, foreshadowing, next-volume setups, state cleanup and archive.
-
-    Writes ``volumes/vol-NN/review.md`` and ``state/history/vol-NN-final-state.json``; a review already
-    written is kept (the step is idempotent).
-    """
-    review_path = f"{layout.volume_dir(volume)}/review.md"
-    if await db(store.document, review_path) is not None:
-        return StepReport(f"第 {volume} 卷回顾已完成", [review_path])
-    rng = await db(volume_range, store, volume)
-    if rng is None:
-        cp = await db(store.checkpoint)
-        rng = (1, int(cp.get("last_completed_chapter") or 1))
-    start, end = rng
-    archive = f"state/history/vol-{volume:02d}-final-state.json"
-    state = await db(store.current_state)
-    await db(store.put_document, archive, dumps(state))
-    audit, step = await consistency_audit(store, agents, start, end)
-    brief = await db(quality_brief, store, end, end - start + 1)
-    fs_lines, setups = await db(_foreshadowing_lines, store, volume, end)
-    retired = await db(cleanup_state, store, end)
-    text = _review_markdown(volume, rng, brief, audit, fs_lines, setups, retired)
-    await db(store.put_document, review_path, text)
-    await db(add_usage, store, step.calls)
-    step.written += [archive, review_path]
-    step.message = (
-        f"第 {volume} 卷回顾：均分 {brief.mean if brief.mean is not None else '—'}，" + audit.lines()[0]
-    )
-    if retired:
-        step.message += f"；退场 {'、'.join(retired)}"
-    return step
-
-
-def review_spec(volume: int, summary: str) -> Any:
-    """The §6 用户审核点 "卷末": 确认 / 修改 / 加角色, leading to the next volume's planning."""
-    return spec(
-        "volume review",
-        question(
-            "review_action",
-            f"第{volume}卷回顾",
-            f"{summary}。确认后规划第 {volume + 1} 卷。",
-            options=[
-                ("确认", f"推荐：进入第 {volume + 1} 卷规划"),
-                ("修改", "先暂停，修改本卷后再回到这里"),
-                ("加角色", "先为下一卷加一个角色，再规划"),
-            ],
-            default="确认",
-        ),
-        question(
-            "direction", "下卷方向", f"第 {volume + 1} 卷的方向（可选）", kind="free_text", required=False
-        ),
-        question(
-            "new_character", "新角色", "新角色的描述（选“加角色”时填写）", kind="free_text", required=False
-        ),
-        question(
-            "chapter_count", "章数", f"第 {volume + 1} 卷多少章？（可选）", kind="free_text", required=False
-        ),
-    )
-
-
-async def ask_review(
-    store: NovelStore, agents: PlanningAgents, interaction: InteractionManager, volume: int
-) -> StepReport:
-    """Ask the volume-end question; on 确认 / 加角色 move to the next volume's planning (VOL_PLANNING)."""
-    review = await db(store.document, f"{layout.volume_dir(volume)}/review.md") or ""
-    round_key = f"review_round_vol_{volume:02d}"
-    rnd = int((await db(store.meta)).get(round_key) or 0)
-    path = f"{layout.NOVEL_ASK_DIR}volume-{volume:02d}-review-r{rnd}.answers.json"
-    first_line = next((ln for ln in review.splitlines() if "均分" in ln), f"第 {volume} 卷已写完")
-    answer = await ask(store, interaction, review_spec(volume, first_line.strip()), path, review)
-    a = answer.answers
-    report = StepReport("")
-    if a.get("review_action") == "修改":
-        await db(store.set_meta, round_key, str(rnd + 1))
-        report.pause = True
-        report.message = f"已暂停：修改第 {volume} 卷后再运行 novel start 回到卷末确认"
-        return report
-    if a.get("review_action") == "加角色":
-        description = str(a.get("new_character") or "").strip()
-        if description:
-            step = await add_character(store, agents, interaction, description, f"volume-{volume:02d}-review")
-            report.calls += step.calls
-            report.written += step.written
-            report.warnings += step.warnings
-    nxt = volume + 1
-    params = await db(plan_params, store, nxt)
-    count = re.search(r"\d+", str(a.get("chapter_count") or ""))
-    direction = str(a.get("direction") or "").strip()
-    await db(
-        set_plan_params,
-        store,
-        nxt,
-        PlanParams(
-            int(count.group()) if count else params.chapters, direction or params.direction, params.round
-        ),
-    )
-    await db(store.update_checkpoint, current_volume=nxt, orchestrator_state="VOL_PLANNING")
-    report.message = f"第 {volume} 卷已确认，进入第 {nxt} 卷规划"
-    return report
-
-
-async def add_character(
-    store: NovelStore, agents: PlanningAgents, interaction: InteractionManager, description: str, tag: str
-) -> StepReport:
-    """CharacterWeaver (新增角色) for one described character; a contract decision becomes a question."""
-    context = await db(character_context, store, "新增角色", description)
-    path = f"{layout.NOVEL_ASK_DIR}{tag}-character.answers.json"
-    done = await consult(
-        store,
-        interaction,
-        agents.characters,
-        context,
-        request=description,
-        topic="character decision",
-        answer_path=path,
-    )
-    report = StepReport("", calls=done.calls, warnings=done.warnings)
-    if done.reply is None:
-        if done.outcome == "unparsable":
-            report.warnings.append("CharacterWeaver 的输出无法解析，新角色未加入")
-        else:
-            report.warnings.append("CharacterWeaver 仍需要作者决定，新角色未加入")
-        return report
-    report.written = await db(store_characters, store, done.reply)
-    report.message = "新增角色：" + "、".join(c.name for c in done.reply.characters)
-    await db(add_usage, store, report.calls)
-    return report

@@ -24,7 +24,7 @@ from typing import Any
 from novel_desktop.agents.ports import ChapterAgents, PlanningAgents
 from novel_desktop.domain.checkpoint import OrchestratorState as S
 from novel_desktop.llm.errors import LLMError
-from novel_desktop.pipeline import checks, quick_start, volume_plan
+from novel_desktop.pipeline import checks, quick_start, volume_plan, volume_review
 from novel_desktop.pipeline.chapter import ChapterOutcome, ChapterPipeline, PipelineError
 from novel_desktop.pipeline.events import PipelineEvent
 from novel_desktop.pipeline.interaction import InteractionManager
@@ -314,9 +314,9 @@ class Orchestrator:
             return await self._done(state, await self.state(), report)
         if state == S.VOL_REVIEW:
             volume = int((await db(self.store.checkpoint)).get("current_volume") or 1)
-            review = await checks.volume_review(self.store, self.planning, volume)
+            review = await volume_review.volume_review(self.store, self.planning, self.interaction, volume)
             self._finished(state, review)
-            report = await checks.ask_review(self.store, self.planning, self.interaction, volume)
+            report = await volume_review.ask_review(self.store, self.planning, self.interaction, volume)
             report.calls = review.calls + report.calls
             report.message = f"{review.message}\n{report.message}"
             outcome = await self._done(state, await self.state(), report, record=False)

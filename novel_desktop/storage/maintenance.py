@@ -16,6 +16,7 @@ from novel_desktop.storage.store import NovelStore, dumps, empty_state
 from novel_desktop.storage.tables import (
     ChapterRevisionRow,
     ChapterRow,
+    DocumentRow,
     EvaluationRow,
     PipelineLogRow,
     StateSnapshotRow,
@@ -56,6 +57,30 @@ def rewrite_state_snapshot(store: NovelStore, state_version: int, state: dict[st
         row.content = dumps(state)
         s.add(row)
     return True
+
+
+def apply_document_changes(
+    store: NovelStore,
+    put: dict[str, str],
+    remove: Sequence[str] = (),
+    *,
+    state: dict[str, Any] | None = None,
+) -> None:
+    """Write ``put``, delete ``remove`` and (when given) replace the newest state snapshot's content with
+    ``state`` (same version), all in one transaction: the volume review's cleanup is all or nothing."""
+    now = iso_now()
+    with Session(writer(store.engine)) as s, s.begin():
+        for path, content in put.items():
+            s.merge(DocumentRow(path=path, content=content, updated_at=now))
+        for path in remove:
+            row = s.get(DocumentRow, path)
+            if row is not None:
+                s.delete(row)
+        if state is not None:
+            snap = s.get(StateSnapshotRow, int(state.get("state_version", 0)))
+            if snap is not None:
+                snap.content = dumps(state)
+                s.add(snap)
 
 
 def replace_evaluation(

@@ -15,10 +15,11 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QFileDialog, QInputDialog, QLineEdit, QMenu, QWidget
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QLineEdit, QMainWindow, QMenu, QWidget
 
 from novel_desktop.controllers.pipeline_controller import PipelineController
 from novel_desktop.controllers.project_controller import ProjectController
+from novel_desktop.controllers.suggestions_controller import SuggestionsController
 from novel_desktop.i18n import tr
 from novel_desktop.ui import alerts
 
@@ -74,6 +75,12 @@ class StoryActions(QObject):
         self.rejudge_action = self._action(
             tr("重新评审本章"), self.rejudge, tr("让评审重新给当前章节打分，旧的评审保留在日志里")
         )
+        self.suggest_action = self._action(
+            tr("按评审意见修改建议"),
+            self.suggest,
+            tr("把评审对当前章节的意见变成逐条的修改，逐条接受或拒绝"),
+        )
+        self.suggestions = SuggestionsController(pipeline, self)
         self.reevaluate_action = self._action(
             tr("批量重新评审…"), self.reevaluate, tr("用批处理接口半价重新评审多章")
         )
@@ -84,6 +91,7 @@ class StoryActions(QObject):
             self.add_storyline_action,
             self.import_research_action,
             self.rejudge_action,
+            self.suggest_action,
             self.reevaluate_action,
         ]
 
@@ -211,6 +219,20 @@ class StoryActions(QObject):
             alerts.info(self.window, tr("重新评审"), tr("先打开一个已写好的章节。"))
             return
         self.pipeline.run_action("rejudge", chapter=chapter)
+
+    def suggest(self) -> None:
+        """The judge's issues on the current chapter as suggestions beside its editor."""
+        from novel_desktop.ui.suggestions_view import open_suggestions
+
+        chapter = self._current_chapter()
+        if not self.project.is_open or chapter is None:
+            return
+        if chapter not in {c.number for c in self.project.chapters()}:
+            alerts.info(self.window, tr("修改建议"), tr("先打开一个已写好的章节。"))
+            return
+        tab = self.window.open_chapter(chapter)  # type: ignore[attr-defined]
+        if tab is not None and isinstance(self.window, QMainWindow):
+            open_suggestions(self.window, tab.editor, self.suggestions, chapter)
 
     def reevaluate(self) -> None:
         if not self._ready():

@@ -155,6 +155,15 @@ EXPECTED_SLOTS: dict[str, set[str]] = {
         "change_budget",
         "chapter_draft",
     },
+    "fix_suggester": {
+        "style_profile",
+        "ai_blacklist",
+        "chapter_num",
+        "chapter_outline",
+        "chapter_contract",
+        "judge_issues",
+        "chapter_content",
+    },
     "quality_judge": {
         "style_profile",
         "ai_blacklist",
@@ -398,6 +407,9 @@ def realistic_context(name: str) -> dict[str, str]:
             "change_budget": f"初稿 {len(draft)} 字，修改总量上限 {int(len(draft) * 0.15)} 字（15%）",
         },
         "quality_judge": {"prev_summary": _summary_text(2)},
+        "fix_suggester": {
+            "judge_issues": "1. 问题：陈老的对话不符合人物设定，过于热情\n2. 必须修改（第三段）：残玉要在本章出现",
+        },
         "consistency_auditor": {
             "window_start": "1",
             "window_end": "2",
@@ -427,7 +439,8 @@ def _rendered(name: str) -> tuple[PromptTemplate, str, str]:
 
 def test_every_agent_role_has_a_template() -> None:
     roles = {role.value for role in AgentRole} - {"judge_secondary"}
-    assert roles == set(TEMPLATE_NAMES)
+    # The fix suggester is called with the reviser's model and has no role of its own.
+    assert roles == set(TEMPLATE_NAMES) - {"fix_suggester"}
     on_disk = {path.stem for path in prompts_dir().glob("*.md") if path.stem != "README"}
     assert on_disk == set(TEMPLATE_NAMES)
 
@@ -873,6 +886,21 @@ def test_style_refiner_example_applies_cleanly_to_a_draft() -> None:
     outcome = apply_edits(draft, edits)
     assert outcome.rejected == []
     assert "不禁" not in outcome.text and "“这玉到底是谁的？”" in outcome.text
+
+
+def test_fix_suggester_example_is_located_and_applied_one_by_one() -> None:
+    from novel_desktop.domain.suggestions import SuggestionsReply, apply_chosen, locate
+
+    (example,) = _json_blocks("fix_suggester")
+    reply = SuggestionsReply.model_validate(example)
+    assert all(s.reason and s.issue for s in reply.suggestions)
+    text = "# 第3章\n\n林枫心中一震，不禁握紧了拳头。\n\n“你来了。”陈老说。\n"
+    located = locate(text, reply.suggestions)
+    assert [s.id for s in located.suggestions] == ["S1", "S2"] and located.dropped == []
+    only_second = apply_chosen(text, [located.suggestions[1]])
+    assert "不禁握紧了拳头" in only_second and "药碾子" in only_second
+    _, system, user = _rendered("fix_suggester")
+    assert "逐字复制" in system and "残玉要在本章出现" in user
 
 
 # --- QualityJudge --------------------------------------------------------------------------------------

@@ -244,6 +244,8 @@ def answers() -> dict[str, Any]:
         "quick start review": {"trial_action": "继续"},
         "volume plan": {"outline_action": "确认"},
         "quality brief": {"brief_action": "继续"},
+        # The review's proposed retirements and closures: the author keeps everything.
+        "volume closures": {},
         "volume review": {"review_action": "确认", "chapter_count": "10"},
     }
 

@@ -11,7 +11,7 @@ import pytest
 
 from novel_desktop.agents.planning import LLMPlanningAgents
 from novel_desktop.llm.client import LLMClient
-from novel_desktop.pipeline import checks, rule_change
+from novel_desktop.pipeline import checks, rule_change, volume_review
 from novel_desktop.pipeline.interaction import AnswersFileResponder, InteractionManager
 from novel_desktop.storage import layout
 from novel_desktop.storage.store import NovelStore, dumps
@@ -126,26 +126,34 @@ def test_drift_is_written_for_the_writer_and_cleared_at_baseline(store: NovelSto
     assert cleared.cleared and store.document("style-drift.json") is None
 
 
-def test_volume_review_archives_cleans_up_and_leads_to_next_volume(
-    store: NovelStore, server: FakeAnthropicServer, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _volume_one(store: NovelStore) -> None:
     _commit(store, 5)
     store.put_document(
         "characters/active/su-wan.json", dumps({"id": "su-wan", "name": "苏婉", "role": "supporting"})
     )
     store.put_document(layout.volume_info_path(1), dumps({"volume": 1, "chapter_start": 1, "chapter_end": 5}))
+
+
+def test_volume_review_archives_cleans_up_and_leads_to_next_volume(
+    store: NovelStore, server: FakeAnthropicServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _volume_one(store)
     before = store.current_state()
-    monkeypatch.setattr(checks, "RETIRE_AFTER", 3)  # 苏婉 never appears in chapters 1-5
-    answers = {"volume review": {"review_action": "确认", "direction": "外门大比"}}
+    monkeypatch.setattr(volume_review, "RETIRE_AFTER", 3)  # 苏婉 never appears in chapters 1-5
+    answers = {
+        "volume closures": {"apply": ["退场角色：苏婉（su-wan）"]},
+        "volume review": {"review_action": "确认", "direction": "外门大比"},
+    }
 
     async def work(agents: Any, interaction: Any) -> Any:
-        review = await checks.volume_review(store, agents, 1)
-        await checks.ask_review(store, agents, interaction, 1)
+        review = await volume_review.volume_review(store, agents, interaction, 1)
+        await volume_review.ask_review(store, agents, interaction, 1)
         return review
 
     review = _run(server, answers, work)
     text = store.document("volumes/vol-01/review.md")
     assert "全卷一致性报告" in text and "伏笔完成度" in text and "苏婉" in text
+    assert "退场角色：苏婉（su-wan）" in text and "作者确认执行" in text
     assert store.document_json("state/history/vol-01-final-state.json") == before
     assert store.document("characters/retired/su-wan.json") is not None
     assert store.document("characters/active/su-wan.json") is None
@@ -156,11 +164,104 @@ def test_volume_review_archives_cleans_up_and_leads_to_next_volume(
     assert "外门大比" in json.loads(store.meta()["plan_vol_02"])["direction"]
 
 
+def test_volume_review_asks_before_retiring_and_keeps_what_the_author_keeps(
+    store: NovelStore, server: FakeAnthropicServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _volume_one(store)
+    store.put_document(
+        "storylines/storylines.json",
+        dumps(
+            {
+                "storylines": [
+                    {"id": "main", "name": "主线", "type": "main_arc", "scope": "novel", "status": "active"},
+                    {
+                        "id": "trial",
+                        "name": "入门考核",
+                        "type": "main_arc",
+                        "scope": "single_volume",
+                        "status": "active",
+                        "introduced_volume": 1,
+                    },
+                ]
+            }
+        ),
+    )
+    store.put_document(
+        "volumes/vol-01/foreshadowing.json",
+        dumps(
+            {
+                "volume": 1,
+                "foreshadowing": [
+                    {"id": "jade_token", "description": "玉符来历", "scope": "volume", "status": "planted"}
+                ],
+            }
+        ),
+    )
+    monkeypatch.setattr(volume_review, "RETIRE_AFTER", 3)
+    proposed = [c.label for c in volume_review.review_closures(store, 1, 5)]
+    assert "退场角色：苏婉（su-wan）" in proposed
+    assert "关闭伏笔：玉符来历（jade_token）" in proposed
+    assert "完结故事线：入门考核（trial）" in proposed
+
+    # Without an answer nothing is retired, closed or written, and no review is stored.
+    from novel_desktop.pipeline.interaction import AnswersNeeded
+
+    with pytest.raises(AnswersNeeded) as info:
+        _run(server, {}, lambda a, i: volume_review.volume_review(store, a, i, 1))
+    asked = info.value.request.spec.questions[0]
+    assert asked.kind == "multi_choice" and asked.default == proposed
+    assert store.document("characters/active/su-wan.json") is not None
+    assert store.document("volumes/vol-01/review.md") is None
+    calls = len(server.requests_for("consistency_auditor"))
+
+    # The author keeps 苏婉 and closes the thread and the storyline.
+    chosen = ["关闭伏笔：玉符来历（jade_token）", "完结故事线：入门考核（trial）"]
+    answers = {"volume closures": {"apply": chosen}}
+    _run(server, answers, lambda a, i: volume_review.volume_review(store, a, i, 1))
+    assert len(server.requests_for("consistency_auditor")) == calls  # the audit is not run twice
+    assert store.document("characters/active/su-wan.json") is not None
+    assert store.document("characters/retired/su-wan.json") is None
+    threads = store.document_json("foreshadowing/global.json")["foreshadowing"]
+    thread = next(f for f in threads if f["id"] == "jade_token")
+    assert (thread["id"], thread["status"], thread["resolved_chapter"]) == ("jade_token", "resolved", 5)
+    lines = {s["id"]: s["status"] for s in store.document_json("storylines/storylines.json")["storylines"]}
+    assert lines == {"main": "active", "trial": "resolved"}
+    text = store.document("volumes/vol-01/review.md")
+    assert "退场角色：苏婉（su-wan）" in text and "作者选择保留" in text
+    assert "关闭伏笔：玉符来历（jade_token）" in text and "作者确认执行" in text
+
+
+def test_volume_review_reads_every_chapter_of_a_long_volume(
+    store: NovelStore, server: FakeAnthropicServer
+) -> None:
+    """60 chapters of long summaries (well over one call's 12K tokens): the auditor still reads them all."""
+    first = (store.summary(1) or "").strip().splitlines()[-1][:30]
+    padding = "林枫在外门修炼，与同门切磋，暗中调查玉符的来历，又在藏经阁翻检旧案卷。" * 16
+    for n in range(3, 61):
+        store.put_staging(layout.chapter_path(n), TEXT.format(n=n), kind="refined")
+        store.put_staging(layout.summary_path(n), f"# 第{n}章摘要\n\n摘要标记-{n:03d}。{padding}\n")
+        store.put_staging(layout.evaluation_path(n), json.dumps({"chapter": n, "overall": 4.0}))
+        store.commit_chapter(n, volume=1)
+    store.put_document(
+        layout.volume_info_path(1), dumps({"volume": 1, "chapter_start": 1, "chapter_end": 60})
+    )
+    answers = {"volume closures": {}}
+    report = _run(server, answers, lambda a, i: volume_review.volume_review(store, a, i, 1))
+    sent = [r.body["messages"][0]["content"] for r in server.requests_for("consistency_auditor")]
+    assert len(sent) > 1  # audited in windows
+    seen = "\n".join(sent)
+    assert first and first in seen
+    for n in (3, 30, 59, 60):
+        assert f"摘要标记-{n:03d}" in seen
+    assert "第 1-60 章" in report.message
+    assert store.document("volumes/vol-01/review.md") is not None
+
+
 def test_cleanup_prunes_retired_characters_from_the_state(store: NovelStore) -> None:
     state = store.current_state()
     assert "chen-lao" in state["characters"]
     # 陈老 is mentioned in the seed chapters; 30 chapters later he has been absent long enough.
-    retired = checks.cleanup_state(store, 40, absent_for=20)
+    retired = volume_review.cleanup_state(store, 40, absent_for=20)
     assert retired == ["陈老"]
     assert "chen-lao" not in store.current_state()["characters"]
     assert store.current_state()["state_version"] == state["state_version"]

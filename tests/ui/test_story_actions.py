@@ -75,6 +75,7 @@ def test_the_story_menu_lists_the_actions_and_follows_the_open_novel(window: Mai
         "添加故事线…",
         "导入研究资料…",
         "重新评审本章",
+        "按评审意见修改建议",
         "批量重新评审…",
         "修改世界规则…",
         "修改角色与契约…",
