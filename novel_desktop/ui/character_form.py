@@ -1,8 +1,8 @@
 """角色表单: the characters (one at a time, picked from a list) with their profile and L2 contracts, and the
 relationships between them.
 
-A character's contract history (issue 14, item 4) goes into :attr:`CharacterForm.history_slot`, an empty
-layout under the contracts table that the lifecycle view fills.
+Under the contracts table, :attr:`CharacterForm.history` shows every stored version of each contract
+(issue 14, item 4: valid_from–valid_until, status, the chapter whose commit changed it).
 """
 
 from __future__ import annotations
@@ -26,7 +26,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from novel_desktop.domain.characters import Character
 from novel_desktop.i18n import tr
+from novel_desktop.ui.contract_history import ContractHistoryWidget
 from novel_desktop.ui.payload_table import Column, PayloadForm, RowTable, check_rows
 from novel_desktop.ui.theme import heading_label
 
@@ -125,6 +127,8 @@ class CharacterForm(PayloadForm):
         #: Where the contract history (issue 14, item 4) goes; empty until the lifecycle view adds itself.
         self.history_slot = QVBoxLayout()
         self.history_slot.setObjectName("ContractHistorySlot")
+        self.history = ContractHistoryWidget()
+        self.history_slot.addWidget(self.history)
         body_layout.addLayout(self.history_slot)
         body_layout.addStretch(1)
         scroll = QScrollArea()
@@ -193,7 +197,18 @@ class CharacterForm(PayloadForm):
         self.contracts.set_rows([c for c in data.get("contracts") or [] if isinstance(c, dict)])
         self.detail.setEnabled(has)
         self.remove_button.setEnabled(has)
+        self._show_history(data)
         self._loading = False
+
+    def _show_history(self, data: dict[str, Any]) -> None:
+        """Every version of this character's contracts as stored (a new, unsaved character has none)."""
+        try:
+            character = Character.model_validate(data) if data else None
+        except ValueError:  # pydantic's ValidationError: an invalid row shows no history
+            character = None
+        self.history.setVisible(character is not None and bool(character.contracts))
+        if character is not None:
+            self.history.set_character(character)
 
     @staticmethod
     def _label(data: dict[str, Any]) -> str:
