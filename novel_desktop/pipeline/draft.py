@@ -17,15 +17,14 @@ All functions are synchronous store calls (the controllers run them in a worker 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
 
 from novel_desktop.domain.common import iso_now
+from novel_desktop.domain.draft import StagedDraft
 from novel_desktop.domain.evaluation import Evaluation
 from novel_desktop.domain.records import CommitResult
-from novel_desktop.domain.text import count_chars
 from novel_desktop.pipeline.chapter import GATE_NOTES, SECONDARY_EVAL, awaiting_unchanged
 from novel_desktop.storage import layout
 from novel_desktop.storage.store import NovelStore, content_hash
@@ -36,49 +35,6 @@ MAX_DRAFT_CHARS = 200_000
 
 class DraftError(ValueError):
     """Nothing staged to read or replace, or the replacement is unusable; nothing was changed."""
-
-
-@dataclass(frozen=True)
-class StagedDraft:
-    """The chapter in staging and what the judge said about it."""
-
-    chapter: int
-    text: str
-    #: The checkpoint's pipeline stage (``judged`` when the gate stopped for the author).
-    stage: str | None
-    #: The author chose 手动改 on exactly this text (a run stops until it is replaced or committed).
-    awaiting_author: bool
-    #: The text is the author's replacement (not yet re-judged when ``judged_text_changed``).
-    author_edited: bool
-    #: The judge's verdict is about an earlier text (the author replaced it since; it is re-judged next run).
-    judged_text_changed: bool = False
-    score: float | None = None
-    issues: list[str] = field(default_factory=list)
-    required_fixes: list[str] = field(default_factory=list)
-    violations: list[str] = field(default_factory=list)
-    scores: list[float] = field(default_factory=list)
-    revisions: int = 0
-
-    @property
-    def chars(self) -> int:
-        return count_chars(self.text)
-
-    def to_json_dict(self) -> dict[str, Any]:
-        return {
-            "chapter": self.chapter,
-            "stage": self.stage,
-            "awaiting_author": self.awaiting_author,
-            "author_edited": self.author_edited,
-            "judged_text_changed": self.judged_text_changed,
-            "score": self.score,
-            "scores": self.scores,
-            "revisions": self.revisions,
-            "chars": self.chars,
-            "issues": self.issues,
-            "required_fixes": self.required_fixes,
-            "violations": self.violations,
-            "text": self.text,
-        }
 
 
 def _notes_path(n: int) -> str:
