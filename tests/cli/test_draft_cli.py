@@ -24,7 +24,8 @@ EDIT = (
 def _answers(tmp_path: Path, choice: str) -> Path:
     path = tmp_path / f"answers-{choice}.json"
     path.write_text(
-        json.dumps({"chapter 3 low score": {"low_score_action": choice}}, ensure_ascii=False), encoding="utf-8"
+        json.dumps({"chapter 3 low score": {"low_score_action": choice}}, ensure_ascii=False),
+        encoding="utf-8",
     )
     return path
 

@@ -125,3 +125,46 @@ def test_the_tree_opens_the_staged_chapter_and_commit_as_is(
     current = window.tabs.currentWidget()
     assert isinstance(current, ChapterTab) and current.number == 3
     assert "已按现状提交" in window.statusBar().currentMessage()
+
+
+def test_the_english_catalogue_covers_the_draft_tab() -> None:
+    import ast
+    import json
+    import re
+    from pathlib import Path
+
+    from novel_desktop.paths import resource
+
+    entries: dict[str, str] = {}
+    for path in sorted(resource("i18n", "en").glob("*.json")):
+        entries.update(json.loads(path.read_text(encoding="utf-8")))
+    root = Path(__file__).resolve().parents[2] / "novel_desktop"
+    missing = []
+    for name in ("ui/draft_panel.py", "ui/flows/drafts.py", "controllers/draft_controller.py"):
+        for m in re.finditer(r'tr\(\s*"((?:[^"\\]|\\.)*)"', (root / name).read_text("utf-8")):
+            key = ast.literal_eval(f'"{m.group(1)}"')
+            if key not in entries:
+                missing.append(key)
+            elif set(re.findall(r"\{\w+\}", key)) != set(re.findall(r"\{\w+\}", entries[key])):
+                missing.append(f"slots differ: {key}")
+    assert missing == []
+
+
+def test_the_panel_shows_an_edit_not_yet_judged(qtbot: QtBot) -> None:
+    from novel_desktop.domain.draft import StagedDraft
+    from novel_desktop.ui.draft_panel import DraftPanel
+
+    panel = DraftPanel()
+    qtbot.addWidget(panel)
+    panel.show_draft(
+        StagedDraft(
+            chapter=4, text="正文", stage="drafted", awaiting_author=False, author_edited=True,
+            judged_text_changed=True, score=2.6, issues=["节奏拖沓"], violations=[],
+        )
+    )  # fmt: skip
+    assert panel.title.text() == "第4章 · 暂存稿"
+    assert "还没有重新评审" in panel.state.text()
+    assert panel.issues.text() == "• 节奏拖沓"
+    assert panel.violations.isHidden()
+    panel.set_busy(True)
+    assert not panel.rejudge_button.isEnabled() and not panel.commit_button.isEnabled()
