@@ -265,8 +265,8 @@ def next_step(store: NovelStore) -> str:
     if stage == "drafted":
         if store.staging(layout.summary_path(n)) is None:
             return f"chapter:{chapter}:summarize"
-        # The author's replacement (pipeline/draft.py) is judged as written, never restyled.
-        return f"chapter:{chapter}:{'judge' if staged_notes(store, n).get('author_edited') else 'refine'}"
+        authors = staged_notes(store, n).get("author_edited")  # the author's text is never restyled
+        return f"chapter:{chapter}:{'judge' if authors else 'refine'}"
     if stage == "refined":
         return f"chapter:{chapter}:judge"
     gate = gate_decision(store, n)
@@ -281,9 +281,8 @@ def next_step(store: NovelStore) -> str:
         )
         if choice == "自动修订":
             return f"chapter:{chapter}:revise"
-        if choice == "手动改" or awaiting_unchanged(
-            staged_notes(store, n), store.staging(layout.chapter_path(n))
-        ):
+        waiting = awaiting_unchanged(staged_notes(store, n), store.staging(layout.chapter_path(n)))
+        if choice == "手动改" or waiting:  # an unchanged draft after 手动改 is not asked about again
             return f"chapter:{chapter}:judge"
     return f"chapter:{chapter}:commit"
 

@@ -147,3 +147,11 @@ def test_commit_as_is_after_a_replacement_asks_for_a_rebuild(store: NovelStore) 
     assert store.chapter_text(1) == EDIT
     assert store.list_chapters()[0].status == "needs_rebuild"  # no summary of the new text yet
     assert store.pipeline_log(1)["author_edited"] is True
+
+
+def test_an_external_executor_skips_the_refiner_for_the_authors_text(store: NovelStore) -> None:
+    paused(store)
+    replace_staged_text(store, 1, EDIT)
+    assert next_step(store) == "chapter:001:summarize"
+    store.put_staging(layout.summary_path(1), "第1章：林风回到山门。", chapter=1)
+    assert next_step(store) == "chapter:001:judge"
