@@ -16,6 +16,7 @@ from novel_desktop import __version__
 from novel_desktop.cli import ask as ask_cmds
 from novel_desktop.cli import blacklist as blacklist_cmds
 from novel_desktop.cli import demo as demo_cmds
+from novel_desktop.cli import draft as draft_cmds
 from novel_desktop.cli import executor as executor_cmds
 from novel_desktop.cli import export as export_cmds
 from novel_desktop.cli import import_text as import_text_cmds
@@ -62,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     export_cmds.register(subparsers)
     outline_cmds.register(subparsers)
     writing_cmds.register(subparsers)
+    draft_cmds.register(subparsers)
     lifecycle_cmds.register(subparsers)
     executor_cmds.register(subparsers)
     on_demand_cmds.register(subparsers)

@@ -42,13 +42,28 @@ from novel_desktop.pipeline.events import (
 from novel_desktop.pipeline.interaction import InteractionManager, resolve_gate
 from novel_desktop.storage import layout
 from novel_desktop.storage.aio import db
-from novel_desktop.storage.store import NovelStore
+from novel_desktop.storage.store import NovelStore, content_hash
 
 T = TypeVar("T")
 
 # Staging keys of our own besides the seed's: the secondary judge's verdict and the gate's bookkeeping.
 SECONDARY_EVAL = "evaluations/chapter-{n}-eval-secondary.json"
 GATE_NOTES = "state/chapter-{n}-gate.json"
+
+
+def awaiting_unchanged(notes: dict[str, Any], text: str | None) -> bool:
+    """Whether the author chose 手动改 on this very text and has not replaced it since: the low-score question
+    is then not asked again (no model call either); the run stops with :func:`waiting_message`."""
+    mark = notes.get("awaiting_author")
+    return bool(mark) and text is not None and mark == content_hash(text)
+
+
+def waiting_message(n: int) -> str:
+    """What a run says when chapter ``n`` waits for the author's edit."""
+    return (
+        f"第 {n} 章在等你修改（novel draft 查看，--replace 文件 换成你的改稿，--commit 直接提交；"
+        "窗口里在章节树打开它）"
+    )
 
 
 class PipelineError(Exception):
@@ -178,13 +193,17 @@ class ChapterPipeline:
         cp = await db(self.store.checkpoint)
         n = await self.next_chapter()
         resumed = cp.get("pipeline_stage") if cp.get("inflight_chapter") == n else None
-        self._emit(ChapterStarted(n, resumed))
-        brief = await self.agents.brief(n)
         notes = await self._notes(n)
-        outcome = ChapterOutcome(n, "committed", revisions=int(notes["revisions"]))
-
         text_path = layout.chapter_path(n)
         text = await db(self.store.staging, text_path)
+        if resumed == "judged" and awaiting_unchanged(notes, text):
+            return ChapterOutcome(
+                n, "awaiting_author", count_chars(text or ""), list(notes["scores"]),
+                int(notes["revisions"]), message=waiting_message(n),
+            )  # fmt: skip
+        self._emit(ChapterStarted(n, resumed))
+        brief = await self.agents.brief(n)
+        outcome = ChapterOutcome(n, "committed", revisions=int(notes["revisions"]))
         pending = notes.get("pending_revision")
         if resumed == "drafting" and text is not None and isinstance(pending, dict):
             # Killed while revising: redo that revision (the stronger model, the judge's fixes) on the text
@@ -221,13 +240,15 @@ class ChapterPipeline:
                 action = await self._ask_low_score(n, notes, decision, evaluation)
                 if action is None:
                     notes["manual_asks"] = int(notes["manual_asks"]) + 1
+                    notes["awaiting_author"] = content_hash(text)
                     await self._save_notes(n, notes)
                     outcome.status = "awaiting_author"
                     outcome.chars = count_chars(text)
                     outcome.message = "已留在暂存区，等待作者手动修改后提交"
                     outcome.cost_usd = sum(float(s["cost_usd"]) for s in notes["stages"])
                     return outcome
-            if action is GateAction.POLISH and not notes["polished"]:
+            # The author's own text is never rewritten by the refiner (issue 14): no polish either.
+            if action is GateAction.POLISH and not notes["polished"] and not notes.get("author_edited"):
                 text = await self._polish(brief, notes, text, outcome)
             if action in (GateAction.PASS, GateAction.POLISH, GateAction.FORCE_PASS):
                 flagged = decision.flagged or action is GateAction.FORCE_PASS
@@ -274,6 +295,7 @@ class ChapterPipeline:
         text = result.value
         self._record(n, notes, stage, result.calls, started)
         notes.pop("pending_revision", None)
+        author_text = bool(notes.pop("author_edited", None))
         kind = "draft" if mode is WriteMode.DRAFT else "revision"
         # A new text invalidates everything derived from the previous one.
         stale = (layout.summary_path(n), layout.delta_path(n), layout.evaluation_path(n), self._secondary(n))
@@ -284,11 +306,13 @@ class ChapterPipeline:
         else:
             # Keep the judged text this revision replaces and the revision itself: the commit stores both
             # in the chapter's history, so the author can compare what the judge saw with what changed.
-            k = 2 * int(notes["revisions"])
+            # Each hand edit of the staged draft took two version numbers too (pipeline/draft.py).
+            k = 2 * (int(notes["revisions"]) + int(notes.get("manual_edits", 0)))
             judged = layout.version_path(n, k - 1)
             # A revision redone after a crash keeps the judged text staged the first time.
             if previous is not None and await db(self.store.staging, judged) is None:
-                await db(self.store.put_staging, judged, previous, chapter=n, kind="refined")
+                judged_kind = "manual" if author_text else "refined"
+                await db(self.store.put_staging, judged, previous, chapter=n, kind=judged_kind)
             await db(self.store.put_staging, layout.version_path(n, k), text, chapter=n, kind="revision")
         await db(self.store.put_staging, layout.chapter_path(n), text, chapter=n, kind=kind)
         await self._save_notes(n, notes)
@@ -301,11 +325,15 @@ class ChapterPipeline:
         """Summarizer and StyleRefiner run at once: the refiner never changes plot, so the summary of the
         draft is the summary of the refined text."""
         n = brief.chapter
+        # The author's replacement text (pipeline/draft.py) is re-summarized and re-judged, never restyled.
+        authors = bool(notes.get("author_edited"))
         self._emit(StageStarted(n, Stage.SUMMARIZE))
-        self._emit(StageStarted(n, Stage.REFINE))
+        if not authors:
+            self._emit(StageStarted(n, Stage.REFINE))
         started = time.monotonic()
         summary_task = asyncio.ensure_future(self.agents.summarize(brief, text))
-        refine_task = asyncio.ensure_future(self.agents.refine(brief, text))
+        refine = _no_edits() if authors else self.agents.refine(brief, text)
+        refine_task = asyncio.ensure_future(refine)
         try:
             summary, edits = await asyncio.gather(summary_task, refine_task)
         except BaseException:
@@ -315,7 +343,8 @@ class ChapterPipeline:
         self._warn(n, outcome.warnings, summary)
         self._warn(n, outcome.warnings, edits)
         self._record(n, notes, Stage.SUMMARIZE, summary.calls, started)
-        self._record(n, notes, Stage.REFINE, edits.calls, started)
+        if not authors:
+            self._record(n, notes, Stage.REFINE, edits.calls, started)
 
         if summary.value is not None:
             out = summary.value
@@ -333,6 +362,10 @@ class ChapterPipeline:
             self._emit(PipelineWarning(n, msg))
 
         refined = text
+        if authors:
+            await self._save_notes(n, notes)
+            await self._stage(n, "refined")
+            return text
         if edits.value is not None and edits.value.edits:
             result = apply_edits(text, edits.value.edits)
             refined = result.text
@@ -494,3 +527,8 @@ class ChapterPipeline:
             )
         )
         return outcome
+
+
+async def _no_edits() -> AgentResult[Any]:
+    """The refiner's place when the text is the author's: no edits, no calls."""
+    return AgentResult(None)

@@ -43,7 +43,7 @@ from novel_desktop.domain.novel_ask import (
     ValidationProblem,
 )
 from novel_desktop.domain.novel_ask_answers import evaluate_gate
-from novel_desktop.pipeline.chapter import GATE_NOTES, SECONDARY_EVAL
+from novel_desktop.pipeline.chapter import GATE_NOTES, SECONDARY_EVAL, awaiting_unchanged
 from novel_desktop.storage import layout
 from novel_desktop.storage.store import NovelStore, dumps
 
@@ -265,7 +265,8 @@ def next_step(store: NovelStore) -> str:
     if stage == "drafted":
         if store.staging(layout.summary_path(n)) is None:
             return f"chapter:{chapter}:summarize"
-        return f"chapter:{chapter}:refine"
+        authors = staged_notes(store, n).get("author_edited")  # the author's text is never restyled
+        return f"chapter:{chapter}:{'judge' if authors else 'refine'}"
     if stage == "refined":
         return f"chapter:{chapter}:judge"
     gate = gate_decision(store, n)
@@ -280,7 +281,8 @@ def next_step(store: NovelStore) -> str:
         )
         if choice == "自动修订":
             return f"chapter:{chapter}:revise"
-        if choice == "手动改":
+        waiting = awaiting_unchanged(staged_notes(store, n), store.staging(layout.chapter_path(n)))
+        if choice == "手动改" or waiting:  # an unchanged draft after 手动改 is not asked about again
             return f"chapter:{chapter}:judge"
     return f"chapter:{chapter}:commit"
 

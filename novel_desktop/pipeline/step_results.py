@@ -248,6 +248,7 @@ def _apply(store: NovelStore, step: Step, packet: InstructionPacket) -> AdvanceR
             notes["polished"] = False
             store.put_staging(text_key, text, chapter=n, kind="revision")
         notes["executor"] = "external"
+        notes.pop("author_edited", None)  # a new text from the writer is no longer the author's
         save_staged_notes(store, n, notes)
         state = "WRITING" if step.action == "draft" else "CHAPTER_REWRITE"
         store.update_checkpoint(inflight_chapter=n, pipeline_stage="drafted", orchestrator_state=state)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from sqlmodel import Session, col, delete, select
@@ -86,6 +87,33 @@ class CheckpointRepository(Repository):
             if chapter is not None:
                 stmt = stmt.where(StagingRow.chapter == chapter)
             return list(s.exec(stmt))
+
+    def replace_staging(
+        self,
+        chapter: int,
+        *,
+        put: dict[str, tuple[str, str]],
+        delete: Sequence[str] = (),
+        checkpoint: dict[str, Any] | None = None,
+    ) -> None:
+        """Change a chapter's staging in ONE transaction: write ``put`` (path → (content, kind)), drop the
+        ``delete`` paths and update the checkpoint fields in ``checkpoint`` (a hand edit of a staged chapter
+        replaces its text, keeps the old one as a version and drops what was derived from it, all or nothing).
+        """
+        now = iso_now()
+        with self._write() as s:
+            for path in delete:
+                row = s.get(StagingRow, path)
+                if row is not None:
+                    s.delete(row)
+            s.flush()
+            for path, (content, kind) in put.items():
+                s.merge(StagingRow(path=path, chapter=chapter, kind=kind, content=content, updated_at=now))
+            if checkpoint:
+                data = get_checkpoint(s)
+                data.update(checkpoint)
+                data["last_checkpoint_time"] = now
+                put_checkpoint(s, data)
 
     def delete_staging(self, path: str) -> None:
         """Drop one staged output (a summary made stale by a revision, …)."""

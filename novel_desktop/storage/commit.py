@@ -38,6 +38,7 @@ class ChapterCommit(Repository):
         volume: int | None = None,
         storyline_id: str | None = None,
         on_step: Callable[[str], None] | None = None,
+        status: str = "committed",
     ) -> CommitResult:
         """Move chapter ``number`` from staging into the novel, in ONE transaction (seed 001 §10.4).
 
@@ -50,6 +51,8 @@ class ChapterCommit(Repository):
         that fail validation are dropped with reasons; a patch that cannot be applied at all is skipped and
         counted, §10.6), updates ``foreshadowing/global.json`` and the storyline memories, advances the
         checkpoint and clears the chapter's staging. A crash at any point leaves the novel as before.
+        ``status`` is the chapter's status afterwards (``needs_rebuild`` for a text committed without its
+        summary, so the rebuild re-summarizes it).
         ``on_step`` is called between the steps (tests use it to kill the process mid-commit).
         """
         step = on_step or (lambda _name: None)
@@ -99,7 +102,7 @@ class ChapterCommit(Repository):
             chapter.chars = final.chars
             chapter.content_hash = content_hash(text_row.content)
             chapter.title = title_of(text_row.content)
-            chapter.status = "committed"
+            chapter.status = status
             chapter.committed_at = now
             chapter.updated_at = now
             s.add(chapter)

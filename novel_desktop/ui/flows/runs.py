@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QInputDialog
 
 from novel_desktop.i18n import tr
 from novel_desktop.ui import alerts
+from novel_desktop.ui.flows.drafts import DraftFlows
 from novel_desktop.ui.pipeline_dock import LiveDraftView
 
 if TYPE_CHECKING:
@@ -51,6 +52,7 @@ class RunFlows:
         pc.rebuild_finished.connect(self._on_pipeline_rebuild_finished)
         pc.lifecycle_finished.connect(self._on_pipeline_lifecycle_finished)
         pc.volume_finished.connect(self._on_pipeline_volume_finished)
+        self.drafts = DraftFlows(window)  # the staged chapter after 手动改 (issue 14)
 
     def _read_only(self) -> bool:
         """A read-only novel runs nothing (every run writes); the author is told how to work on a copy."""
