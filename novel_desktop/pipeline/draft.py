@@ -26,6 +26,7 @@ from novel_desktop.domain.draft import StagedDraft
 from novel_desktop.domain.evaluation import Evaluation
 from novel_desktop.domain.records import CommitResult
 from novel_desktop.pipeline.chapter import GATE_NOTES, SECONDARY_EVAL, awaiting_unchanged
+from novel_desktop.pipeline.commit_documents import stage_commit_documents
 from novel_desktop.storage import layout
 from novel_desktop.storage.store import NovelStore, content_hash
 
@@ -203,6 +204,9 @@ def commit_as_is(store: NovelStore, n: int) -> CommitResult:
         "total_cost_usd": round(sum(float(s.get("cost_usd", 0)) for s in notes.get("stages", [])), 6),
     }
     store.put_staging(layout.log_path(n), json.dumps(log, ensure_ascii=False, indent=2), chapter=n)
+    # The contract updates the chapter's contract marks and the judge's AI phrases commit with it, as in
+    # the pipeline's own commit.
+    stage_commit_documents(store, n)
     summarized = store.staging(layout.summary_path(n)) is not None
     result = store.commit_chapter(
         n,
