@@ -28,6 +28,7 @@ from typing import Any
 from novel_desktop.domain.characters import Character, Relationships
 from novel_desktop.domain.common import iso_now
 from novel_desktop.domain.foreshadowing import ForeshadowItem
+from novel_desktop.domain.novel_ask import QuestionSpec
 from novel_desktop.domain.proposals import (
     KIND_NAMES,
     CharactersPayload,
@@ -398,7 +399,14 @@ def _store_answer(store: NovelStore) -> tuple[Callable[[str], str | None], Calla
 
 
 async def review(
-    store: NovelStore, interaction: InteractionManager, proposal: Proposal, answer_path: str
+    store: NovelStore,
+    interaction: InteractionManager,
+    proposal: Proposal,
+    answer_path: str,
+    *,
+    regenerate: bool = True,
+    spec: QuestionSpec | None = None,
+    context: str | None = None,
 ) -> ReviewDecision:
     """Ask the author about ``proposal`` (接受 / 编辑 / 重新生成); a stored answer is reused.
 
@@ -408,12 +416,12 @@ async def review(
     stored_before = await db(store.answer, answer_path) is not None
     load, save = _store_answer(store)
     answer = await resolve_gate(
-        review_spec(proposal),
+        spec or review_spec(proposal, regenerate=regenerate),
         answer_path,
         interaction,
         load=load,
         save=save,
-        context=proposal.note,
+        context=proposal.note if context is None else context,
         proposal=proposal,
     )
     try:
@@ -452,6 +460,7 @@ async def propose(
     name: str,
     generate: Callable[[str], Awaitable[Proposal]],
     store_it: bool = True,
+    regenerate: bool = True,
     volume: int | None = None,
     max_rounds: int = 20,
 ) -> Approved:
@@ -477,7 +486,7 @@ async def propose(
         proposal = Proposal.model_validate(staged["proposal"])
         rnd = int(staged.get("round") or 0)
         answer_path = f"{layout.NOVEL_ASK_DIR}{name}-r{rnd}.answers.json"
-        decision = await review(store, interaction, proposal, answer_path)
+        decision = await review(store, interaction, proposal, answer_path, regenerate=regenerate)
         if decision.action == "regenerate":
             if rnd + 1 >= max_rounds:
                 raise ApprovalError(f"{proposal.title}已重新生成 {max_rounds} 次，请改用“编辑”")
