@@ -15,6 +15,7 @@ from typing import Any, TextIO
 from novel_desktop import __version__
 from novel_desktop.cli import ask as ask_cmds
 from novel_desktop.cli import demo as demo_cmds
+from novel_desktop.cli import edit as edit_cmds
 from novel_desktop.cli import executor as executor_cmds
 from novel_desktop.cli import export as export_cmds
 from novel_desktop.cli import import_text as import_text_cmds
@@ -64,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     executor_cmds.register(subparsers)
     on_demand_cmds.register(subparsers)
     demo_cmds.register(subparsers)
+    edit_cmds.register(subparsers)
     return parser
 
 
