@@ -32,10 +32,10 @@ def register(subparsers: Any) -> None:
             "修改小说的设定：世界规则与设定文档（world）、角色与契约和关系（characters）、故事线（storylines）、\n"
             "卷大纲与章节契约（plan）。不给 --file 时用 $VISUAL / $EDITOR 打开当前内容的 JSON；保存前校验，\n"
             "改动写入对应的 changelog，注明自第几章起生效。删掉的角色会退场（移到 characters/retired/）。\n"
-            "Edit the novel's settings as JSON (from --file, or in $VISUAL / $EDITOR); validated, stored in one\n"
-            "transaction and recorded in the changelog with the chapter it takes effect from.\n"
-            "退出码 exit codes: 0 已保存或无改动 saved or unchanged, 1 内容无效 invalid, 2 无法读取 unreadable,\n"
-            "3 被占用 locked"
+            "Edit the novel's settings as JSON (from --file, or in $VISUAL / $EDITOR); validated,\n"
+            "stored in one transaction and recorded in the changelog with the chapter it takes effect from.\n"
+            "退出码 exit codes: 0 已保存或无改动 saved or unchanged, 1 内容无效 invalid,\n"
+            "2 无法读取 unreadable, 3 被占用 locked"
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=(
