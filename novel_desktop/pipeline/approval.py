@@ -189,7 +189,8 @@ def _world_change(store: NovelStore, model: WorldPayload) -> Change:
     new_rules = {r.id: r.to_json_dict() for r in model.rules}
     _diff(change, old_rules, new_rules)
     old_file = store.document_json(RULES) or {}
-    change.puts[RULES] = dumps({**old_file, "rules": list(new_rules.values())})
+    if change.added or change.changed or change.removed:
+        change.puts[RULES] = dumps({**old_file, "rules": list(new_rules.values())})
     old_docs = {f"world/{d['file']}": d["content"] for d in _world_docs(store)}
     new_docs: dict[str, str] = {}
     problems = []
@@ -206,7 +207,7 @@ def _world_change(store: NovelStore, model: WorldPayload) -> Change:
     change.added += doc_change.added
     change.changed += doc_change.changed
     change.removed += doc_change.removed
-    change.puts.update(new_docs)
+    change.puts.update({k: v for k, v in new_docs.items() if k in doc_change.added + doc_change.changed})
     change.deletes += doc_change.removed
     return change
 
@@ -228,8 +229,9 @@ def _characters_change(store: NovelStore, model: CharactersPayload) -> Change:
             continue
         data = {**data, "status": "active"}
         if slug in active:
-            if active[slug] != data:
-                change.changed.append(label)
+            if active[slug] == data:
+                continue
+            change.changed.append(label)
         elif slug in retired:
             change.added.append(label + "（重新登场）")
             change.deletes.append(f"{_RETIRED}{slug}.json")
@@ -299,6 +301,8 @@ def _plan_change(store: NovelStore, model: VolumePlan, volume: int) -> Change:
             change.added.append(label)
         elif old[path] != data:
             change.changed.append(label)
+        else:
+            continue
         change.puts[path] = dumps(data)
     for path, data in old.items():
         if path not in new:
@@ -448,6 +452,11 @@ class Approved:
     rounds: int = 0
 
 
+def _log_note(proposal: Proposal) -> str:
+    note = " ".join(proposal.note.split()).strip("：；")
+    return f"{proposal.title}（{note[:60]}）" if note else proposal.title
+
+
 def proposal_key(name: str) -> str:
     """The staging key of a proposal under review (survives a kill: resuming asks again, no model call)."""
     return f"proposals/{name}.json"
@@ -503,7 +512,7 @@ async def propose(
                 proposal.kind,
                 decision.payload,
                 effective_from=proposal.effective_from,
-                note=proposal.title,
+                note=_log_note(proposal),
                 volume=volume,
             )
             await db(store.delete_staging, key)
