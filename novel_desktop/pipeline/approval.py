@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
+from novel_desktop.agents.planning import CharacterReply
 from novel_desktop.domain.characters import Character, Relationships
 from novel_desktop.domain.common import iso_now
 from novel_desktop.domain.foreshadowing import ForeshadowItem
@@ -441,6 +442,27 @@ async def review(
         raise ApprovalError(f"编辑后的{name}无效（{answer_path}）：{exc}；未保存任何内容。") from None
 
 
+# ---------------------------------------------------------------------------- proposals of agents' replies
+def character_proposal(
+    reply: CharacterReply,
+    title: str,
+    *,
+    effective_from: int,
+    note: str,
+    existing: dict[str, Any] | None = None,
+) -> Proposal:
+    """The characters payload after adding ``reply``'s characters and relationships to ``existing``."""
+    base = existing or {"characters": [], "relationships": []}
+    new = [{**c.to_json_dict(), "status": "active"} for c in reply.characters]
+    new_ids = {c["id"] for c in new}
+    characters = [c for c in base.get("characters") or [] if c.get("id") not in new_ids] + new
+    added = [r.to_json_dict() for r in reply.relationships]
+    pairs = {(r.get("from"), r.get("to")) for r in added}
+    rels = [r for r in base.get("relationships") or [] if (r.get("from"), r.get("to")) not in pairs] + added
+    payload = {"characters": characters, "relationships": rels}
+    return Proposal(kind="characters", title=title, payload=payload, effective_from=effective_from, note=note)
+
+
 # ---------------------------------------------------------------------------- propose, review, store
 @dataclass
 class Approved:
@@ -525,6 +547,7 @@ __all__ = [
     "Change",
     "apply_payload",
     "changelog_path",
+    "character_proposal",
     "current_payload",
     "payload_change",
     "proposal_key",

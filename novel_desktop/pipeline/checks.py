@@ -30,9 +30,8 @@ from novel_desktop.domain.foreshadowing import GlobalForeshadowing, VolumeForesh
 from novel_desktop.domain.proposals import Proposal
 from novel_desktop.domain.state_ops import prune_state
 from novel_desktop.domain.style import StyleProfile
-from novel_desktop.pipeline.approval import current_payload, propose
+from novel_desktop.pipeline.approval import character_proposal, current_payload, propose
 from novel_desktop.pipeline.interaction import AnswersNeeded, InteractionManager
-from novel_desktop.pipeline.quick_start import character_proposal
 from novel_desktop.pipeline.steps import StepReport, add_usage, ask, character_files, consult, question, spec
 from novel_desktop.pipeline.volume_plan import PlanParams, plan_params, set_plan_params, volume_range
 from novel_desktop.storage import layout

@@ -32,9 +32,8 @@ from novel_desktop.domain.proposals import Proposal
 from novel_desktop.domain.seed_fields import Slug
 from novel_desktop.domain.storylines import Storyline, StorylinesFile
 from novel_desktop.domain.world import WorldRule, WorldRules
-from novel_desktop.pipeline.approval import apply_payload, current_payload, propose
+from novel_desktop.pipeline.approval import apply_payload, character_proposal, current_payload, propose
 from novel_desktop.pipeline.interaction import InteractionManager
-from novel_desktop.pipeline.quick_start import character_proposal
 from novel_desktop.pipeline.steps import consult
 from novel_desktop.storage import layout
 from novel_desktop.storage.aio import db

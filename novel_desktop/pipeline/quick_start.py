@@ -17,12 +17,11 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from pydantic import ValidationError
 
 from novel_desktop.agents.planning import (
-    CharacterReply,
     WorldReply,
     character_context,
     style_context,
@@ -37,7 +36,7 @@ from novel_desktop.domain.storylines import StorylinesFile, StorylineSpec
 from novel_desktop.domain.style import StyleProfile
 from novel_desktop.domain.world import WorldRules
 from novel_desktop.paths import resource
-from novel_desktop.pipeline.approval import propose
+from novel_desktop.pipeline.approval import character_proposal, propose
 from novel_desktop.pipeline.interaction import InteractionManager
 from novel_desktop.pipeline.steps import LifecycleError, StepReport, ask, consult, question, spec
 from novel_desktop.storage import layout
@@ -235,26 +234,6 @@ async def build_characters(
     how = "（按你的编辑）" if approved.decision.action == "edit" else ""
     report.message = f"角色{how}：{names}（{contracts} 条 L2 契约）"
     return report
-
-
-def character_proposal(
-    reply: CharacterReply,
-    title: str,
-    *,
-    effective_from: int,
-    note: str,
-    existing: dict[str, Any] | None = None,
-) -> Proposal:
-    """The characters payload after adding ``reply``'s characters and relationships to ``existing``."""
-    base = existing or {"characters": [], "relationships": []}
-    new = [{**c.to_json_dict(), "status": "active"} for c in reply.characters]
-    new_ids = {c["id"] for c in new}
-    characters = [c for c in base.get("characters") or [] if c.get("id") not in new_ids] + new
-    added = [r.to_json_dict() for r in reply.relationships]
-    pairs = {(r.get("from"), r.get("to")) for r in added}
-    rels = [r for r in base.get("relationships") or [] if (r.get("from"), r.get("to")) not in pairs] + added
-    payload = {"characters": characters, "relationships": rels}
-    return Proposal(kind="characters", title=title, payload=payload, effective_from=effective_from, note=note)
 
 
 async def build_storylines(store: NovelStore, interaction: InteractionManager) -> StepReport:
