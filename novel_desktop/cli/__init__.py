@@ -17,6 +17,7 @@ from novel_desktop.cli import ask as ask_cmds
 from novel_desktop.cli import blacklist as blacklist_cmds
 from novel_desktop.cli import demo as demo_cmds
 from novel_desktop.cli import draft as draft_cmds
+from novel_desktop.cli import edit as edit_cmds
 from novel_desktop.cli import executor as executor_cmds
 from novel_desktop.cli import export as export_cmds
 from novel_desktop.cli import import_text as import_text_cmds
@@ -70,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo_cmds.register(subparsers)
     blacklist_cmds.register(subparsers)
     suggest_cmds.register(subparsers)
+    edit_cmds.register(subparsers)
     return parser
 
 

@@ -2,6 +2,8 @@
 
 Numbered options with the recommended ones first, an automatic "其他" (Other) where ``allow_other`` is set,
 multi-select as ``1,3``, the default on an empty line, free text typed directly. End of input cancels.
+A proposal's review (what an agent invented) shows a summary and edits the JSON in ``$EDITOR``
+(``cli/review.py``).
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ import sys
 from dataclasses import dataclass, field
 from typing import TextIO
 
+from novel_desktop.cli.review import ask_proposal
 from novel_desktop.domain.novel_ask import AnswerSpec, Question, QuestionOption
 from novel_desktop.domain.novel_ask_answers import build_answer_spec
+from novel_desktop.domain.proposals import ACTION_Q
 from novel_desktop.pipeline.interaction import InteractionRequest
 
 _SPLIT = re.compile(r"[,，、\s]+")
@@ -31,6 +35,13 @@ def ordered_options(question: Question) -> list[QuestionOption]:
 
 class _EndOfInput(Exception):
     pass
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 @dataclass
@@ -51,6 +62,16 @@ class TerminalResponder:
             self._say(request.context)
         answers: dict[str, str | list[str]] = {}
         try:
+            if request.proposal is not None and any(q.id == ACTION_Q for q in spec.questions):
+                answers = ask_proposal(
+                    request.proposal,
+                    list(spec.questions),
+                    ask=self._ask,
+                    say=self._say,
+                    read=self._read,
+                    stdin_is_tty=_isatty(self.stdin),
+                )
+                return build_answer_spec(spec, answers, answered_by=self.answered_by)
             for question in spec.questions:
                 value = self._ask(question)
                 if value is not None:

@@ -14,6 +14,7 @@ and an answers file.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
@@ -170,8 +171,18 @@ def parse_payload_text(kind: str, text: str) -> SeedModel:
     return parse_payload(kind, data)
 
 
-def review_spec(proposal: Proposal, *, regenerate: bool = True) -> QuestionSpec:
-    """The one review question of a proposal: 接受 / 编辑 / 重新生成, with the edited JSON and notes."""
+def review_spec(
+    proposal: Proposal,
+    *,
+    regenerate: bool = True,
+    extra_options: Sequence[tuple[str, str]] = (),
+    extra_questions: Sequence[dict[str, Any]] = (),
+) -> QuestionSpec:
+    """The one review question of a proposal: 接受 / 编辑 / 重新生成, with the edited JSON and notes.
+
+    ``extra_options`` (label, description) follow the three (the volume plan's 调整章数); an answer choosing
+    one reads back as action ``other`` with the label in ``choice``. ``extra_questions`` are appended.
+    """
     name = KIND_NAMES.get(proposal.kind, proposal.kind)
     options = [
         {"label": ACCEPT, "description": f"推荐：按现状保存{name}，自第 {proposal.effective_from} 章起生效"},
@@ -179,6 +190,7 @@ def review_spec(proposal: Proposal, *, regenerate: bool = True) -> QuestionSpec:
     ]
     if regenerate:
         options.append({"label": REGENERATE, "description": "让智能体按你的意见重新生成"})
+    options += [{"label": label, "description": desc} for label, desc in extra_options]
     return QuestionSpec.model_validate(
         {
             "version": 1,
@@ -207,6 +219,7 @@ def review_spec(proposal: Proposal, *, regenerate: bool = True) -> QuestionSpec:
                     "kind": "free_text",
                     "required": False,
                 },
+                *extra_questions,
             ],
         }
     )
@@ -215,10 +228,13 @@ def review_spec(proposal: Proposal, *, regenerate: bool = True) -> QuestionSpec:
 class ReviewDecision(BaseModel):
     """The author's answer to :func:`review_spec`, read back."""
 
-    action: Literal["accept", "edit", "regenerate"]
+    #: ``other``: one of the question's extra options (its label is in ``choice``).
+    action: Literal["accept", "edit", "regenerate", "other"]
     #: The payload to store: the proposal's on 接受, the edited one on 编辑; None on 重新生成.
     payload: dict[str, Any] | None = None
     changes: str = ""
+    #: The option label the author chose (接受 / 编辑 / 重新生成 / an extra option).
+    choice: str = ACCEPT
 
 
 def read_review(proposal: Proposal, answer: AnswerSpec) -> ReviewDecision:
@@ -227,12 +243,14 @@ def read_review(proposal: Proposal, answer: AnswerSpec) -> ReviewDecision:
     action = answers.get(ACTION_Q)
     changes = str(answers.get(CHANGES_Q) or "").strip()
     if action == REGENERATE:
-        return ReviewDecision(action="regenerate", changes=changes)
+        return ReviewDecision(action="regenerate", changes=changes, choice=REGENERATE)
+    if isinstance(action, str) and action not in (ACCEPT, EDIT, ""):
+        return ReviewDecision(action="other", changes=changes, choice=action)
     if action == EDIT:
         text = answers.get(EDITED_Q)
         if not isinstance(text, str) or not text.strip():
             raise ProposalInvalid(["选了“编辑”，但回答里没有编辑后的 JSON（edited）"])
         model = parse_payload_text(proposal.kind, text)
-        return ReviewDecision(action="edit", payload=model.to_json_dict(), changes=changes)
+        return ReviewDecision(action="edit", payload=model.to_json_dict(), changes=changes, choice=EDIT)
     parse_payload(proposal.kind, proposal.payload)
     return ReviewDecision(action="accept", payload=proposal.payload, changes=changes)

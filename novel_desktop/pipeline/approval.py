@@ -25,9 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
+from novel_desktop.agents.planning import CharacterReply
 from novel_desktop.domain.characters import Character, Relationships
 from novel_desktop.domain.common import iso_now
 from novel_desktop.domain.foreshadowing import ForeshadowItem
+from novel_desktop.domain.novel_ask import QuestionSpec
 from novel_desktop.domain.proposals import (
     KIND_NAMES,
     CharactersPayload,
@@ -188,7 +190,8 @@ def _world_change(store: NovelStore, model: WorldPayload) -> Change:
     new_rules = {r.id: r.to_json_dict() for r in model.rules}
     _diff(change, old_rules, new_rules)
     old_file = store.document_json(RULES) or {}
-    change.puts[RULES] = dumps({**old_file, "rules": list(new_rules.values())})
+    if change.added or change.changed or change.removed:
+        change.puts[RULES] = dumps({**old_file, "rules": list(new_rules.values())})
     old_docs = {f"world/{d['file']}": d["content"] for d in _world_docs(store)}
     new_docs: dict[str, str] = {}
     problems = []
@@ -205,7 +208,7 @@ def _world_change(store: NovelStore, model: WorldPayload) -> Change:
     change.added += doc_change.added
     change.changed += doc_change.changed
     change.removed += doc_change.removed
-    change.puts.update(new_docs)
+    change.puts.update({k: v for k, v in new_docs.items() if k in doc_change.added + doc_change.changed})
     change.deletes += doc_change.removed
     return change
 
@@ -227,8 +230,9 @@ def _characters_change(store: NovelStore, model: CharactersPayload) -> Change:
             continue
         data = {**data, "status": "active"}
         if slug in active:
-            if active[slug] != data:
-                change.changed.append(label)
+            if active[slug] == data:
+                continue
+            change.changed.append(label)
         elif slug in retired:
             change.added.append(label + "（重新登场）")
             change.deletes.append(f"{_RETIRED}{slug}.json")
@@ -298,6 +302,8 @@ def _plan_change(store: NovelStore, model: VolumePlan, volume: int) -> Change:
             change.added.append(label)
         elif old[path] != data:
             change.changed.append(label)
+        else:
+            continue
         change.puts[path] = dumps(data)
     for path, data in old.items():
         if path not in new:
@@ -398,7 +404,14 @@ def _store_answer(store: NovelStore) -> tuple[Callable[[str], str | None], Calla
 
 
 async def review(
-    store: NovelStore, interaction: InteractionManager, proposal: Proposal, answer_path: str
+    store: NovelStore,
+    interaction: InteractionManager,
+    proposal: Proposal,
+    answer_path: str,
+    *,
+    regenerate: bool = True,
+    spec: QuestionSpec | None = None,
+    context: str | None = None,
 ) -> ReviewDecision:
     """Ask the author about ``proposal`` (接受 / 编辑 / 重新生成); a stored answer is reused.
 
@@ -408,12 +421,12 @@ async def review(
     stored_before = await db(store.answer, answer_path) is not None
     load, save = _store_answer(store)
     answer = await resolve_gate(
-        review_spec(proposal),
+        spec or review_spec(proposal, regenerate=regenerate),
         answer_path,
         interaction,
         load=load,
         save=save,
-        context=proposal.note,
+        context=proposal.note if context is None else context,
         proposal=proposal,
     )
     try:
@@ -429,6 +442,27 @@ async def review(
         raise ApprovalError(f"编辑后的{name}无效（{answer_path}）：{exc}；未保存任何内容。") from None
 
 
+# ---------------------------------------------------------------------------- proposals of agents' replies
+def character_proposal(
+    reply: CharacterReply,
+    title: str,
+    *,
+    effective_from: int,
+    note: str,
+    existing: dict[str, Any] | None = None,
+) -> Proposal:
+    """The characters payload after adding ``reply``'s characters and relationships to ``existing``."""
+    base = existing or {"characters": [], "relationships": []}
+    new = [{**c.to_json_dict(), "status": "active"} for c in reply.characters]
+    new_ids = {c["id"] for c in new}
+    characters = [c for c in base.get("characters") or [] if c.get("id") not in new_ids] + new
+    added = [r.to_json_dict() for r in reply.relationships]
+    pairs = {(r.get("from"), r.get("to")) for r in added}
+    rels = [r for r in base.get("relationships") or [] if (r.get("from"), r.get("to")) not in pairs] + added
+    payload = {"characters": characters, "relationships": rels}
+    return Proposal(kind="characters", title=title, payload=payload, effective_from=effective_from, note=note)
+
+
 # ---------------------------------------------------------------------------- propose, review, store
 @dataclass
 class Approved:
@@ -438,6 +472,11 @@ class Approved:
     proposal: Proposal
     written: list[str] = field(default_factory=list)
     rounds: int = 0
+
+
+def _log_note(proposal: Proposal) -> str:
+    note = " ".join(proposal.note.split()).strip("：；")
+    return f"{proposal.title}（{note[:60]}）" if note else proposal.title
 
 
 def proposal_key(name: str) -> str:
@@ -452,6 +491,7 @@ async def propose(
     name: str,
     generate: Callable[[str], Awaitable[Proposal]],
     store_it: bool = True,
+    regenerate: bool = True,
     volume: int | None = None,
     max_rounds: int = 20,
 ) -> Approved:
@@ -477,7 +517,7 @@ async def propose(
         proposal = Proposal.model_validate(staged["proposal"])
         rnd = int(staged.get("round") or 0)
         answer_path = f"{layout.NOVEL_ASK_DIR}{name}-r{rnd}.answers.json"
-        decision = await review(store, interaction, proposal, answer_path)
+        decision = await review(store, interaction, proposal, answer_path, regenerate=regenerate)
         if decision.action == "regenerate":
             if rnd + 1 >= max_rounds:
                 raise ApprovalError(f"{proposal.title}已重新生成 {max_rounds} 次，请改用“编辑”")
@@ -494,7 +534,7 @@ async def propose(
                 proposal.kind,
                 decision.payload,
                 effective_from=proposal.effective_from,
-                note=proposal.title,
+                note=_log_note(proposal),
                 volume=volume,
             )
             await db(store.delete_staging, key)
@@ -507,6 +547,7 @@ __all__ = [
     "Change",
     "apply_payload",
     "changelog_path",
+    "character_proposal",
     "current_payload",
     "payload_change",
     "proposal_key",

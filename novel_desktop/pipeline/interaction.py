@@ -25,7 +25,7 @@ from novel_desktop.domain.novel_ask_answers import (
     validate_answer_path,
     validate_answer_spec,
 )
-from novel_desktop.domain.proposals import Proposal
+from novel_desktop.domain.proposals import EDITED_Q, Proposal
 
 
 @dataclass(frozen=True)
@@ -243,7 +243,11 @@ class AnswersFileResponder:
         chosen = entry.get("answers", entry) if isinstance(entry, Mapping) else entry
         if not isinstance(chosen, Mapping):
             raise AnswerSpecInvalid([ValidationProblem("answers", "答案文件中的条目必须是对象")])
-        return build_answer_spec(request.spec, dict(chosen), answered_by=self.answered_by)
+        values = dict(chosen)
+        if isinstance(values.get(EDITED_Q), dict | list):
+            # An edited proposal may be given as the JSON object itself; the answer holds it as text.
+            values[EDITED_Q] = json.dumps(values[EDITED_Q], ensure_ascii=False, indent=2)
+        return build_answer_spec(request.spec, values, answered_by=self.answered_by)
 
 
 async def refuse_non_interactive(request: InteractionRequest) -> AnswerSpec | None:

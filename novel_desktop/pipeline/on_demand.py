@@ -23,14 +23,16 @@ from typing import Any
 from pydantic import ValidationError
 
 from novel_desktop.agents.judge import BatchReport
-from novel_desktop.agents.planning import CharacterReply, ReplyRules, WorldReply
+from novel_desktop.agents.planning import CharacterReply, ReplyRules
 from novel_desktop.agents.ports import CallRecord, JudgeAgent, PlanningAgents
-from novel_desktop.domain.characters import Character, Relationship, Relationships
+from novel_desktop.domain.characters import Character
 from novel_desktop.domain.common import iso_now
 from novel_desktop.domain.evaluation import Evaluation
+from novel_desktop.domain.proposals import Proposal
 from novel_desktop.domain.seed_fields import Slug
 from novel_desktop.domain.storylines import Storyline, StorylinesFile
 from novel_desktop.domain.world import WorldRule, WorldRules
+from novel_desktop.pipeline.approval import apply_payload, character_proposal, current_payload, propose
 from novel_desktop.pipeline.interaction import InteractionManager
 from novel_desktop.pipeline.steps import consult
 from novel_desktop.storage import layout
@@ -87,23 +89,14 @@ def _request_key(text: str) -> str:
 
 
 # ---------------------------------------------------------------------------- characters
-def _store_character(store: NovelStore, character: Character, note: str) -> list[str]:
+def _store_character(store: NovelStore, character: Character, effective: int) -> list[str]:
+    """A ready profile (the author's own): stored at once, with a changelog line, in one transaction."""
     path = f"characters/active/{character.id}.json"
     if store.document(path) is not None or store.document(f"characters/retired/{character.id}.json"):
         raise OnDemandError(f"角色 {character.id} 已存在 (character exists)")
-    store.put_document(path, dumps(character.to_json_dict()))
-    _append_changelog(store, CHARACTER_CHANGELOG, f"新增角色 {character.name}（{character.id}）{note}")
-    return [path]
-
-
-def _merge_relationships(store: NovelStore, new: Sequence[Relationship]) -> list[str]:
-    if not new:
-        return []
-    current = Relationships.model_validate(store.document_json(RELATIONSHIPS) or {"relationships": []})
-    kept = [r for r in current.relationships if not any(r.from_ == n.from_ and r.to == n.to for n in new)]
-    merged = Relationships(relationships=[*kept, *new])
-    store.put_document(RELATIONSHIPS, dumps(merged.to_json_dict()))
-    return [RELATIONSHIPS]
+    current = current_payload(store, "characters")
+    payload = {**current, "characters": [*current["characters"], character.to_json_dict()]}
+    return apply_payload(store, "characters", payload, effective_from=effective, note="手动新增角色")
 
 
 async def add_character(
@@ -120,35 +113,55 @@ async def add_character(
     description, CharacterWeaver (新增角色 mode) writes the profile, its L2 contracts and relationships; a
     contract question it cannot settle becomes a NOVEL_ASK question first.
     """
+    effective = int(store.checkpoint().get("last_completed_chapter") or 0) + 1
     if profile is not None:
         try:
             character = Character.model_validate({**profile, "status": "active"})
         except ValidationError as exc:
             raise OnDemandError(f"角色档案无效：{exc.errors()[0]['msg']} (invalid profile)") from None
-        paths: list[str] = await db(_store_character, store, character, "（手动）")
+        paths: list[str] = await db(_store_character, store, character, effective)
         return ActionResult(f"已新增角色 {character.name}", paths)
     if not description or agents is None:
         raise OnDemandError("需要角色档案，或者描述加模型服务 (a profile, or a description and the agents)")
+    if interaction is None:
+        raise OnDemandError("新角色要经作者确认后才保存，需要一个提问渠道 (an interaction is needed)")
+    cost = 0.0
 
-    cp = await db(store.checkpoint)
-    context = {
-        "project_brief": await db(store.document, "brief.md") or "",
-        "world_rules": json.dumps(await db(store.document_json, RULES) or {}, ensure_ascii=False),
-        "world_docs": await db(_docs, store, "world/"),
-        "mode": "新增角色",
-        "current_chapter": str(cp.get("last_completed_chapter") or 0),
-        "existing_characters": await db(_docs, store, "characters/active/", suffix=".json"),
-        "relationships": await db(store.document, RELATIONSHIPS) or "",
-        "outline_basis": "",
-        "update_request": description,
-    }
-    reply, cost = await _weave(store, agents, context, interaction, description)
-    written: list[str] = []
-    for character in reply.characters:
-        written += await db(_store_character, store, character, f"：{description[:40]}")
-    written += await db(_merge_relationships, store, reply.relationships)
-    names = "、".join(c.name for c in reply.characters)
-    return ActionResult(f"已新增角色 {names}", written, cost_usd=cost)
+    async def generate(changes: str) -> Proposal:
+        nonlocal cost
+        wanted = f"{description}\n\n作者对上一版的修改意见：{changes}" if changes else description
+        cp = await db(store.checkpoint)
+        context = {
+            "project_brief": await db(store.document, "brief.md") or "",
+            "world_rules": json.dumps(await db(store.document_json, RULES) or {}, ensure_ascii=False),
+            "world_docs": await db(_docs, store, "world/"),
+            "mode": "新增角色",
+            "current_chapter": str(cp.get("last_completed_chapter") or 0),
+            "existing_characters": await db(_docs, store, "characters/active/", suffix=".json"),
+            "relationships": await db(store.document, RELATIONSHIPS) or "",
+            "outline_basis": "",
+            "update_request": wanted,
+        }
+        reply, spent = await _weave(store, agents, context, interaction, description)
+        cost += spent
+        for character in reply.characters:
+            if await db(store.document, f"characters/retired/{character.id}.json") is not None:
+                raise OnDemandError(f"角色 {character.id} 已存在（已退场） (character exists)")
+        current = await db(current_payload, store, "characters")
+        return character_proposal(
+            reply,
+            f"新增角色：{description[:20]}",
+            effective_from=effective,
+            note=description,
+            existing=current,
+        )
+
+    name = f"character-{_request_key(description)}-review"
+    before = {c.get("id") for c in (await db(current_payload, store, "characters"))["characters"]}
+    approved = await propose(store, interaction, name=name, generate=generate)
+    chosen = (approved.decision.payload or {}).get("characters") or []
+    names = "、".join(str(c.get("name")) for c in chosen if c.get("id") not in before) or "无"
+    return ActionResult(f"已新增角色 {names}", approved.written, cost_usd=cost)
 
 
 async def _weave(
@@ -237,72 +250,104 @@ def merge_world_rules(
     return WorldRules(rules=list(rules.values())), added
 
 
+class _Declined(Exception):
+    """The author's answer to WorldBuilder's question ended the request (the choice is the message)."""
+
+
 async def extend_world(
     store: NovelStore, agents: PlanningAgents, request: str, interaction: InteractionManager
 ) -> ActionResult:
-    """WorldBuilder in 增量更新 mode: new rules are appended with new ids, documents written or updated.
+    """WorldBuilder in 增量更新 mode: the world with the new rules (new ids) and documents, stored once the
+    author accepts it (接受 / 编辑 / 重新生成); storylines it changed are reviewed next.
 
     A request that conflicts with a hard rule comes back as ``requires_user_decision``; the author answers
     a NOVEL_ASK question and WorldBuilder runs once more with the decision.
     """
-    context = {
-        "project_brief": await db(store.document, "brief.md") or "",
-        "research_notes": await db(_docs, store, "research/"),
-        "mode": "增量更新",
-        "existing_world_docs": await db(_docs, store, "world/"),
-        "existing_rules": await db(store.document, RULES) or "",
-        "existing_storylines": await db(store.document, STORYLINES) or "",
-        "update_request": request,
-    }
-    path = f"{layout.NOVEL_ASK_DIR}world-extend-{_request_key(request)}.answers.json"
-    done = await consult(
-        store,
-        interaction,
-        agents.world,
-        context,
-        request=request,
-        topic="world extension conflict",
-        answer_path=path,
-        declines=lambda choice: "放弃" in choice,
-    )
-    cost = _cost(done.calls)
-    if done.outcome == "declined":
-        return ActionResult(f"已按作者的决定放弃这项需求：{done.choice}", [], cost_usd=cost)
-    if done.outcome == "unparsable":
-        raise OnDemandError("；".join(done.warnings) or "世界观更新未能生成")
-    reply = done.reply
-    if reply is None:
-        rationale = done.decision.rationale if done.decision is not None else ""
-        raise OnDemandError(f"WorldBuilder 仍需要作者决定：{rationale}")
-    assert reply.rules is not None
-    paths, added, changed = await db(_apply_world, store, reply, reply.rules)
-    message = f"世界观已更新：新增规则 {'、'.join(added) or '无'}，写入 {len(paths)} 个文件"
+    key = _request_key(request)
+    path = f"{layout.NOVEL_ASK_DIR}world-extend-{key}.answers.json"
+    lines_key = f"proposals/world-extend-{key}-storylines.json"
+    effective = int((await db(store.checkpoint)).get("last_completed_chapter") or 0) + 1
+    before = {str(r["id"]): r for r in (await db(current_payload, store, "world"))["rules"]}
+    cost = 0.0
+
+    async def generate(changes: str) -> Proposal:
+        nonlocal cost
+        wanted = f"{request}\n\n作者对上一版的修改意见：{changes}" if changes else request
+        context = {
+            "project_brief": await db(store.document, "brief.md") or "",
+            "research_notes": await db(_docs, store, "research/"),
+            "mode": "增量更新",
+            "existing_world_docs": await db(_docs, store, "world/"),
+            "existing_rules": await db(store.document, RULES) or "",
+            "existing_storylines": await db(store.document, STORYLINES) or "",
+            "update_request": wanted,
+        }
+        done = await consult(
+            store,
+            interaction,
+            agents.world,
+            context,
+            request=wanted,
+            topic="world extension conflict",
+            answer_path=path,
+            declines=lambda choice: "放弃" in choice,
+        )
+        cost += _cost(done.calls)
+        if done.outcome == "declined":
+            raise _Declined(done.choice or "")
+        if done.outcome == "unparsable":
+            raise OnDemandError("；".join(done.warnings) or "世界观更新未能生成")
+        reply = done.reply
+        if reply is None:
+            rationale = done.decision.rationale if done.decision is not None else ""
+            raise OnDemandError(f"WorldBuilder 仍需要作者决定：{rationale}")
+        assert reply.rules is not None
+        current = await db(current_payload, store, "world")
+        existing = WorldRules.model_validate({"rules": current["rules"]})
+        merged, added = merge_world_rules(existing, reply.rules, reply.changed_rule_ids)
+        docs = {d["file"]: d for d in current["documents"]}
+        for doc in reply.documents:
+            name = Path(doc.file).name
+            if name.endswith(".md") and name != "changelog.md":
+                docs[name] = {"file": name, "content": doc.content.rstrip("\n") + "\n"}
+        lines = reply.storylines.to_json_dict() if reply.storylines is not None else None
+        await db(store.put_staging, lines_key, json.dumps(lines, ensure_ascii=False))
+        payload = {"rules": merged.to_json_dict()["rules"], "documents": list(docs.values())}
+        note = reply.changelog or f"新增规则 {'、'.join(added) or '无'}"
+        title = f"扩展世界观：{request[:24]}"
+        return Proposal(kind="world", title=title, payload=payload, effective_from=effective, note=note)
+
+    try:
+        approved = await propose(store, interaction, name=f"world-extend-{key}-review", generate=generate)
+    except _Declined as exc:
+        return ActionResult(f"已按作者的决定放弃这项需求：{exc}", [], cost_usd=cost)
+    written = list(approved.written)
+    raw = await db(store.staging, lines_key)
+    lines = json.loads(raw) if raw else None
+    if isinstance(lines, dict):
+        proposal = Proposal(
+            kind="storylines",
+            title="扩展世界观：故事线",
+            payload=lines,
+            effective_from=effective,
+            note=request,
+        )
+
+        async def same(_changes: str) -> Proposal:
+            return proposal
+
+        done = await propose(
+            store, interaction, name=f"world-extend-{key}-storylines-review", generate=same, regenerate=False
+        )
+        written += done.written
+    await db(store.delete_staging, lines_key)
+    after = {str(r["id"]): r for r in (approved.decision.payload or {}).get("rules") or []}
+    added = [r for r in after if r not in before]
+    changed = [r for r in after if r in before and after[r] != before[r]]
+    message = f"世界观已更新：新增规则 {'、'.join(added) or '无'}，写入 {len(written)} 个文件"
     if changed:
         message += f"；改动规则 {'、'.join(changed)}"
-    return ActionResult(message, paths, cost_usd=cost, rule_ids=[*added, *changed])
-
-
-def _apply_world(
-    store: NovelStore, reply: WorldReply, rules: ReplyRules
-) -> tuple[list[str], list[str], list[str]]:
-    """Merge and store the reply: the paths written, the rule ids added, and the existing ones it changed."""
-    existing = WorldRules.model_validate(store.document_json(RULES) or {"rules": []})
-    merged, added = merge_world_rules(existing, rules, reply.changed_rule_ids)
-    before = {r.id: r.to_json_dict() for r in existing.rules}
-    changed = [r.id for r in merged.rules if r.id in before and r.to_json_dict() != before[r.id]]
-    store.put_document(RULES, dumps(merged.to_json_dict()))
-    written = [RULES]
-    for doc in reply.documents:
-        name = Path(doc.file).name
-        if not name.endswith(".md") or name == "changelog.md":
-            continue
-        store.put_document(f"world/{name}", doc.content if doc.content.endswith("\n") else doc.content + "\n")
-        written.append(f"world/{name}")
-    if reply.storylines is not None:
-        store.put_document(STORYLINES, dumps(reply.storylines.to_json_dict()))
-        written.append(STORYLINES)
-    _append_changelog(store, WORLD_CHANGELOG, reply.changelog or f"增量更新：新增 {'、'.join(added) or '无'}")
-    return written, added, changed
+    return ActionResult(message, written, cost_usd=cost, rule_ids=[*added, *changed])
 
 
 # ---------------------------------------------------------------------------- storylines, research
@@ -346,10 +391,9 @@ def add_storyline(
         )
     except ValidationError as exc:
         raise OnDemandError(f"故事线无效：{exc.errors()[0]['msg']} (invalid storyline)") from None
-    store.put_document(STORYLINES, dumps(updated.to_json_dict()))
     memory = layout.memory_path(storyline_id)
-    if store.document(memory) is None:
-        store.put_document(memory, f"# {name}\n")
+    effective = int(store.checkpoint().get("last_completed_chapter") or 0) + 1
+    apply_payload(store, "storylines", updated.to_json_dict(), effective_from=effective, note="新增故事线")
     warnings = []
     if len(updated.active()) > MAX_ACTIVE_STORYLINES:
         warnings.append(

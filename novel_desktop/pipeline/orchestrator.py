@@ -24,7 +24,7 @@ from typing import Any
 from novel_desktop.agents.ports import ChapterAgents, PlanningAgents
 from novel_desktop.domain.checkpoint import OrchestratorState as S
 from novel_desktop.llm.errors import LLMError
-from novel_desktop.pipeline import checks, quick_start, volume_plan, volume_review
+from novel_desktop.pipeline import checks, quick_start, trial_plan, volume_plan, volume_review
 from novel_desktop.pipeline.chapter import ChapterOutcome, ChapterPipeline, PipelineError
 from novel_desktop.pipeline.events import PipelineEvent
 from novel_desktop.pipeline.interaction import InteractionManager
@@ -339,8 +339,7 @@ class Orchestrator:
         elif not await db(store.list_documents, "characters/active/"):
             report = await quick_start.build_characters(store, self.planning, self.interaction)
         elif await db(store.document, "storylines/storyline-spec.json") is None:
-            written = await db(quick_start.ensure_storylines, store)
-            report = StepReport(f"故事线：{len(written)} 个文件（默认一条主线）", written)
+            report = await quick_start.build_storylines(store, self.interaction)
         elif await db(store.document, "style-profile.json") is None:
             # The command line's choice holds for the first round; after 调整风格 the author chooses anew.
             choice = self.style if not meta.get(quick_start.ROUND_META) else None
@@ -359,7 +358,7 @@ class Orchestrator:
 
     async def _trial_chapter(self) -> StepOutcome:
         store = self.store
-        await db(quick_start.trial_outline, store)
+        await trial_plan.prepare_trial(store, self.interaction)
         await db(store.set_meta, QUICK_START_META, "trial")
         outcome = await self.pipeline.run_chapter()
         # The chapter pipeline records WRITING; the trial belongs to the quick start.

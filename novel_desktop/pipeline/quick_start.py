@@ -13,6 +13,7 @@ Every function is idempotent on what it finds stored, so a run interrupted anywh
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +22,6 @@ from typing import TypeVar
 from pydantic import ValidationError
 
 from novel_desktop.agents.planning import (
-    CharacterReply,
     WorldReply,
     character_context,
     style_context,
@@ -29,13 +29,14 @@ from novel_desktop.agents.planning import (
 )
 from novel_desktop.agents.ports import PlanningAgents
 from novel_desktop.analysis.style_metrics import StyleMetrics, compute_metrics, profile_from_samples
-from novel_desktop.domain.characters import Relationships
 from novel_desktop.domain.novel_ask import AnswerSpec, QuestionSpec
 from novel_desktop.domain.platforms import PLATFORMS
+from novel_desktop.domain.proposals import CharactersPayload, Proposal
 from novel_desktop.domain.storylines import StorylinesFile, StorylineSpec
 from novel_desktop.domain.style import StyleProfile
 from novel_desktop.domain.world import WorldRules
 from novel_desktop.paths import resource
+from novel_desktop.pipeline.approval import character_proposal, propose
 from novel_desktop.pipeline.interaction import InteractionManager
 from novel_desktop.pipeline.steps import LifecycleError, StepReport, ask, consult, question, spec
 from novel_desktop.storage import layout
@@ -54,6 +55,8 @@ TRIAL_ANSWER = f"{layout.NOVEL_ASK_DIR}quick-start-review{{round}}.answers.json"
 #: Meta key: "trial" while the trial chapters are written, "done" once the author confirmed them.
 QUICK_START_META = "quick_start"
 ROUND_META = "quick_start_round"
+#: Staging key of the storylines WorldBuilder proposed, reviewed after the world (build_storylines).
+STORYLINE_DRAFT = "proposals/quick-start-storylines.draft.json"
 STYLE_TEMPLATE_DIR = ("style_templates",)
 
 
@@ -122,91 +125,145 @@ def _light_rules(rules: WorldRules) -> tuple[WorldRules, list[str]]:
     return WorldRules(rules=kept), [f"轻量模式只保留 3 条核心规则，未采用：{r.id} {r.rule}" for r in dropped]
 
 
-def _store_world(store: NovelStore, reply: WorldReply, rules: WorldRules) -> list[str]:
-    store.put_document("world/rules.json", dumps(rules.to_json_dict()))
-    written = ["world/rules.json"]
+def _world_proposal(reply: WorldReply, rules: WorldRules, note: str) -> Proposal:
+    docs = []
     for doc in reply.documents:
         name = Path(doc.file).name
         if name.endswith(".md") and name != "changelog.md":
-            store.put_document(f"world/{name}", doc.content.rstrip("\n") + "\n")
-            written.append(f"world/{name}")
-    if reply.storylines is not None and reply.storylines.storylines:
-        store.put_document("storylines/storylines.json", dumps(reply.storylines.to_json_dict()))
-        written.append("storylines/storylines.json")
-    return written
+            docs.append({"file": name, "content": doc.content.rstrip("\n") + "\n"})
+    payload = {"rules": rules.to_json_dict()["rules"], "documents": docs}
+    return Proposal(kind="world", title="快速起步：世界规则", payload=payload, effective_from=1, note=note)
+
+
+def _with_changes(request: str, changes: str) -> str:
+    return f"{request}\n\n作者对上一版的修改意见：{changes}" if changes.strip() else request
 
 
 async def build_world(
     store: NovelStore, agents: PlanningAgents, interaction: InteractionManager
 ) -> StepReport:
-    """WorldBuilder in light mode (≤3 rules, hard/soft), its documents and the initial storylines."""
+    """WorldBuilder in light mode (≤3 rules, hard/soft) and its documents, stored once the author accepts
+    (接受 / 编辑 / 重新生成); the storylines it proposes wait for :func:`build_storylines`."""
     request = "根据创作纲领做轻量初始化：核心规则不超过 3 条，派生一条 main_arc 主线。"
-    context = await db(world_context, store, "轻量初始化", request)
     path = f"{layout.NOVEL_ASK_DIR}quick-start-world{_round(store)}.answers.json"
-    done = await consult(
-        store, interaction, agents.world, context, request=request, topic="world decision", answer_path=path
+    report = StepReport("")
+
+    async def generate(changes: str) -> Proposal:
+        wanted = _with_changes(request, changes)
+        context = await db(world_context, store, "轻量初始化", wanted)
+        done = await consult(
+            store,
+            interaction,
+            agents.world,
+            context,
+            request=wanted,
+            topic="world decision",
+            answer_path=path,
+        )
+        report.calls += done.calls
+        report.warnings += done.warnings
+        reply = done.reply
+        if reply is None:
+            if done.outcome == "unparsable":
+                raise LifecycleError("WorldBuilder 的输出无法解析，设定未写入；重新运行即可重试")
+            raise LifecycleError("WorldBuilder 仍需要作者决定，设定未写入")
+        assert reply.rules is not None
+        try:
+            rules, dropped = _light_rules(WorldRules.model_validate(reply.rules.to_json_dict()))
+        except ValidationError:
+            raise LifecycleError("WorldBuilder 给出的规则编号重复，设定未写入；重新运行即可重试") from None
+        report.warnings += dropped
+        lines = reply.storylines.to_json_dict() if reply.storylines and reply.storylines.storylines else None
+        await db(store.put_staging, STORYLINE_DRAFT, json.dumps(lines, ensure_ascii=False))
+        return _world_proposal(reply, rules, "WorldBuilder 轻量初始化：" + "；".join(dropped))
+
+    approved = await propose(
+        store, interaction, name=f"quick-start-world-review{_round(store)}", generate=generate
     )
-    report = StepReport("", calls=done.calls, warnings=done.warnings)
-    reply = done.reply
-    if reply is None:
-        if done.outcome == "unparsable":
-            raise LifecycleError("WorldBuilder 的输出无法解析，设定未写入；重新运行即可重试")
-        raise LifecycleError("WorldBuilder 仍需要作者决定，设定未写入")
-    assert reply.rules is not None
-    try:
-        rules, dropped = _light_rules(WorldRules.model_validate(reply.rules.to_json_dict()))
-    except ValidationError:
-        raise LifecycleError("WorldBuilder 给出的规则编号重复，设定未写入；重新运行即可重试") from None
-    report.warnings += dropped
-    report.written = await db(_store_world, store, reply, rules)
-    hard = len(rules.hard_rules())
-    report.message = f"世界观：{len(rules.rules)} 条核心规则（{hard} 条 hard），{len(reply.documents)} 篇设定"
+    report.written = approved.written
+    rules = WorldRules.model_validate({"rules": (approved.decision.payload or {}).get("rules") or []})
+    docs = len((approved.decision.payload or {}).get("documents") or [])
+    how = "已按你的编辑保存" if approved.decision.action == "edit" else "已确认"
+    report.message = (
+        f"世界观{how}：{len(rules.rules)} 条核心规则（{len(rules.hard_rules())} 条 hard），{docs} 篇设定"
+    )
     return report
 
 
 # ---------------------------------------------------------------------------- 3. characters
-def store_characters(store: NovelStore, reply: CharacterReply) -> list[str]:
-    written = []
-    for ch in reply.characters:
-        path = f"characters/active/{ch.id}.json"
-        store.put_document(path, dumps({**ch.to_json_dict(), "status": "active"}))
-        written.append(path)
-    if reply.relationships:
-        rels = Relationships(relationships=list(reply.relationships))
-        store.put_document("characters/relationships.json", dumps(rels.to_json_dict()))
-        written.append("characters/relationships.json")
-    return written
-
-
 async def build_characters(
     store: NovelStore, agents: PlanningAgents, interaction: InteractionManager
 ) -> StepReport:
-    """CharacterWeaver: the protagonist and 1-2 supporting characters with L2 contracts."""
+    """CharacterWeaver: the protagonist and 1-2 supporting characters with L2 contracts, stored once the
+    author accepts (接受 / 编辑 / 重新生成)."""
     request = (
         "根据创作纲领创建主角和 1-2 个配角：完整档案、L2 契约（至少 1 条 capability、"
         "1 条 personality）和关系。"
     )
-    context = await db(character_context, store, "新增角色", request)
     path = f"{layout.NOVEL_ASK_DIR}quick-start-characters{_round(store)}.answers.json"
-    done = await consult(
-        store,
-        interaction,
-        agents.characters,
-        context,
-        request=request,
-        topic="character decision",
-        answer_path=path,
+    report = StepReport("")
+
+    async def generate(changes: str) -> Proposal:
+        wanted = _with_changes(request, changes)
+        context = await db(character_context, store, "新增角色", wanted)
+        done = await consult(
+            store,
+            interaction,
+            agents.characters,
+            context,
+            request=wanted,
+            topic="character decision",
+            answer_path=path,
+        )
+        report.calls += done.calls
+        report.warnings += done.warnings
+        reply = done.reply
+        if reply is None:
+            if done.outcome == "unparsable":
+                raise LifecycleError("CharacterWeaver 的输出无法解析，角色未写入；重新运行即可重试")
+            raise LifecycleError("CharacterWeaver 仍需要作者决定，角色未写入")
+        return character_proposal(reply, "快速起步：主角与配角", effective_from=1, note=request)
+
+    approved = await propose(
+        store, interaction, name=f"quick-start-characters-review{_round(store)}", generate=generate
     )
-    report = StepReport("", calls=done.calls, warnings=done.warnings)
-    reply = done.reply
-    if reply is None:
-        if done.outcome == "unparsable":
-            raise LifecycleError("CharacterWeaver 的输出无法解析，角色未写入；重新运行即可重试")
-        raise LifecycleError("CharacterWeaver 仍需要作者决定，角色未写入")
-    report.written = await db(store_characters, store, reply)
-    names = "、".join(c.name for c in reply.characters)
-    contracts = sum(len(c.contracts) for c in reply.characters)
-    report.message = f"角色：{names}（{contracts} 条 L2 契约）"
+    report.written = approved.written
+    chars = CharactersPayload.model_validate(approved.decision.payload or {}).characters
+    names = "、".join(c.name for c in chars)
+    contracts = sum(len(c.contracts) for c in chars)
+    how = "（按你的编辑）" if approved.decision.action == "edit" else ""
+    report.message = f"角色{how}：{names}（{contracts} 条 L2 契约）"
+    return report
+
+
+async def build_storylines(store: NovelStore, interaction: InteractionManager) -> StepReport:
+    """The storylines WorldBuilder proposed (reviewed: 接受 / 编辑), then :func:`ensure_storylines`."""
+    report = StepReport("")
+    raw = await db(store.staging, STORYLINE_DRAFT)
+    lines = json.loads(raw) if raw else None
+    if isinstance(lines, dict) and await db(store.document, "storylines/storylines.json") is None:
+        proposal = Proposal(
+            kind="storylines",
+            title="快速起步：故事线",
+            payload=lines,
+            effective_from=1,
+            note="WorldBuilder 派生",
+        )
+
+        async def same(_changes: str) -> Proposal:
+            return proposal
+
+        approved = await propose(
+            store,
+            interaction,
+            name=f"quick-start-storylines-review{_round(store)}",
+            generate=same,
+            regenerate=False,
+        )
+        report.written += approved.written
+    await db(store.delete_staging, STORYLINE_DRAFT)
+    report.written += await db(ensure_storylines, store)
+    report.message = f"故事线：{len(report.written)} 个文件"
     return report
 
 
@@ -465,44 +522,6 @@ def _merge_profile(
 
 
 # ---------------------------------------------------------------------------- 5. trial chapters
-def trial_outline(store: NovelStore) -> str | None:
-    """Volume 1's outline for the three trial chapters, from the brief, unless an outline exists."""
-    path = f"{layout.volume_dir(1)}/outline.md"
-    if store.document(path) is not None:
-        return None
-    brief = store.document("brief.md") or ""
-    chars = [
-        store.document_json(p) for p in store.list_documents("characters/active/") if p.endswith(".json")
-    ]
-    hero = next((c for c in chars if isinstance(c, dict) and c.get("role") == "protagonist"), None)
-    hero = hero or next((c for c in chars if isinstance(c, dict)), {})
-    name = str(hero.get("name") or "主角")
-    plan = [
-        (
-            "开篇",
-            f"{name}在自己的日常里登场，一件反常的小事打破平静",
-            "展示主角的处境和性格",
-            "埋设 核心冲突的第一个迹象",
-        ),
-        ("波澜", "反常的事牵出核心冲突，主角第一次被迫做选择", "主角从旁观到卷入", "推进 核心冲突"),
-        ("入局", "主角做出选择并付出代价，新的目标出现", "主角立下目标", "留下下一章的钩子"),
-    ]
-    sections = [
-        f"## 第 {i} 章 {title}\n- **Storyline**: main_arc\n- **POV**: {name}\n- **Location**: 按设定\n"
-        f"- **Conflict**: {conflict}\n- **Arc**: {arc}\n- **Foreshadowing**: {fs}\n- **StateChanges**: 按正文"
-        for i, (title, conflict, arc, fs) in enumerate(plan, start=1)
-    ]
-    text = (
-        "# 第一卷（试写）\n\n> 快速起步的试写大纲，卷规划时会在此基础上续写。\n\n"
-        + brief
-        + "\n\n"
-        + "\n\n".join(sections)
-        + "\n"
-    )
-    store.put_document(path, text)
-    return path
-
-
 def trial_review_spec(lines: Sequence[str], profile: str) -> QuestionSpec:
     """The §6 用户审核点 "快速起步完成": 继续 / 调整风格 / 重来."""
     shown = "；".join(lines)

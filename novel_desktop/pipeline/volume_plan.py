@@ -21,18 +21,25 @@ from typing import Any
 from novel_desktop.agents.planning import plot_context
 from novel_desktop.agents.ports import PlanningAgents
 from novel_desktop.domain.contracts import ChapterContract
-from novel_desktop.domain.foreshadowing import ForeshadowItem
 from novel_desktop.domain.novel_ask import QuestionSpec
 from novel_desktop.domain.outline import outline_sections
-from novel_desktop.domain.proposals import VolumePlan
+from novel_desktop.domain.proposals import Proposal, VolumePlan, review_spec
+from novel_desktop.pipeline.approval import (
+    current_payload,
+    payload_change,
+    review,
+    volume_changelog,
+    write_change,
+)
 from novel_desktop.pipeline.interaction import InteractionManager
-from novel_desktop.pipeline.steps import LifecycleError, StepReport, ask, question, spec
+from novel_desktop.pipeline.steps import LifecycleError, StepReport, question
 from novel_desktop.storage import layout
 from novel_desktop.storage.aio import db
 from novel_desktop.storage.store import NovelStore, dumps
 
 #: Seed 004 §6 Layer 2: a volume has 30-50 chapters.
 DEFAULT_VOLUME_CHAPTERS = 30
+ADJUST = "调整章数"
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s*第\s*\d+\s*章", re.M)
 
 
@@ -153,30 +160,29 @@ def chain_contracts(contracts: list[ChapterContract]) -> tuple[list[ChapterContr
     return out, fixed
 
 
-def plan_review_spec(volume: int, start: int, end: int, summary: str) -> QuestionSpec:
-    """The §6 用户审核点 "卷规划完成": 确认 / 修改 / 调整章数."""
-    return spec(
-        "volume plan",
-        question(
-            "outline_action",
-            f"第{volume}卷大纲",
-            f"第 {volume} 卷（第 {start}-{end} 章）的大纲已规划：{summary}。确认后开始写作。",
-            options=[
-                ("确认", "推荐：保存大纲和章节契约，开始写作"),
-                ("修改", "写下要改的地方，重新规划"),
-                ("调整章数", "给出新的章数，重新规划"),
-            ],
-            default="确认",
-        ),
-        question("changes", "修改意见", "要改什么？（选“修改”时填写）", kind="free_text", required=False),
-        question(
-            "chapter_count",
-            "章数",
-            "本卷改为多少章？（选“调整章数”时填写）",
-            kind="free_text",
-            required=False,
-        ),
+def plan_review_spec(proposal: Proposal, volume: int, start: int, end: int, summary: str) -> QuestionSpec:
+    """The §6 用户审核点 "卷规划完成" as the plan's proposal review: 接受 / 编辑 / 重新生成 (with the author's
+    changes) / 调整章数."""
+    base = review_spec(
+        proposal,
+        extra_options=[(ADJUST, "给出新的章数，重新规划")],
+        extra_questions=[
+            question(
+                "chapter_count",
+                "章数",
+                "本卷改为多少章？（选“调整章数”时填写）",
+                kind="free_text",
+                required=False,
+            )
+        ],
     )
+    data = base.model_dump(mode="json")
+    data["topic"] = "volume plan"
+    data["questions"][0]["header"] = f"第{volume}卷大纲"
+    data["questions"][0]["question"] = (
+        f"第 {volume} 卷（第 {start}-{end} 章）的大纲已规划：{summary}。接受后开始写作。"
+    )
+    return QuestionSpec.model_validate(data)
 
 
 def _prev_review(store: NovelStore, volume: int, start: int) -> str:
@@ -233,27 +239,39 @@ async def plan_volume(
         report.warnings.append(f"规划缺少第 {'、'.join(map(str, missing))} 章的章节契约")
     summary = staged.get("recommendation") or f"{len(contracts)} 章契约"
     answer_path = f"{layout.NOVEL_ASK_DIR}volume-{volume:02d}-plan-r{params.round}.answers.json"
-    answer = await ask(
-        store, interaction, plan_review_spec(volume, start, end, summary), answer_path, plan.outline
+    proposal = Proposal(
+        kind="volume_plan",
+        title=f"第 {volume} 卷大纲与章节契约",
+        payload=await db(plan_payload, store, volume, plan, contracts, first, start),
+        effective_from=start,
+        note="；".join([summary, *report.warnings]),
     )
-    action = answer.answers.get("outline_action")
-    if action == "修改":
-        changes = str(answer.answers.get("changes") or "").strip()
-        direction = f"{params.direction}\n作者的修改意见：{changes}".strip()
+    spec_ = plan_review_spec(proposal, volume, start, end, summary)
+    decision = await review(
+        store, interaction, proposal, answer_path, spec=spec_, context=proposal.payload["outline"]
+    )
+    if decision.action == "regenerate":
+        direction = f"{params.direction}\n作者的修改意见：{decision.changes}".strip()
         await db(set_plan_params, store, volume, PlanParams(params.chapters, direction, params.round + 1))
         report.message = f"第 {volume} 卷大纲按作者意见重新规划"
         return report
-    if action == "调整章数":
-        count = _count(answer.answers.get("chapter_count"))
+    if decision.action == "other":
+        stored_text = await db(store.answer, answer_path)
+        stored = json.loads(stored_text or "{}")
+        count = _count((stored.get("answers") or {}).get("chapter_count"))
         if count is None:
             raise LifecycleError(f"“调整章数”需要一个章数，{answer_path} 里没有；删除这份回答后重试")
         await db(set_plan_params, store, volume, PlanParams(count, params.direction, params.round + 1))
         report.message = f"第 {volume} 卷改为 {count} 章，重新规划"
         return report
-    report.written = await db(save_plan, store, volume, plan, contracts, first, start, end)
+    assert decision.payload is not None
+    report.written = await db(save_plan, store, volume, decision.payload, first, end)
     await db(store.delete_staging, key)
     await db(store.update_checkpoint, current_volume=volume, orchestrator_state="WRITING")
-    report.message = f"第 {volume} 卷大纲已确认：第 {start}-{end} 章，{len(contracts)} 份章节契约"
+    how = "（按作者的编辑）" if decision.action == "edit" else ""
+    saved = VolumePlan.model_validate(decision.payload)
+    count = len([c for c in saved.chapter_contracts if c.chapter >= start])
+    report.message = f"第 {volume} 卷大纲已确认{how}：第 {start}-{end} 章，{count} 份章节契约"
     return report
 
 
@@ -262,54 +280,34 @@ def _count(value: Any) -> int | None:
     return int(m.group()) if m and int(m.group()) > 0 else None
 
 
-def save_plan(
-    store: NovelStore,
-    volume: int,
-    plan: VolumePlan,
-    contracts: list[ChapterContract],
-    first: int,
-    start: int,
-    end: int,
-) -> list[str]:
-    """Write a confirmed plan: outline (kept sections of written chapters first), contracts, schedule,
-    the volume's foreshadowing plan (new threads also enter ``foreshadowing/global.json``), volume.json."""
-    vdir = layout.volume_dir(volume)
-    outline_path = f"{vdir}/outline.md"
-    written = [outline_path]
-    kept = {
-        n: s for n, s in outline_sections(store.document(outline_path) or "").items() if first <= n < start
-    }
+def plan_payload(
+    store: NovelStore, volume: int, plan: VolumePlan, contracts: list[ChapterContract], first: int, start: int
+) -> dict[str, Any]:
+    """The volume plan as the author reviews it: the outline with the kept sections of the chapters already
+    written first (the trial chapters), their contracts, then the new chapters' chained contracts."""
+    current = current_payload(store, "volume_plan", volume=volume)
+    kept = {n: s for n, s in outline_sections(current["outline"]).items() if first <= n < start}
     text = plan.outline.strip()
     if kept:
         m = _HEADING.search(text)
         head, body = (text[: m.start()], text[m.start() :]) if m else (text + "\n\n", "")
         text = head.rstrip() + "\n\n" + "\n\n".join(kept[n] for n in sorted(kept)) + "\n\n" + body
-    store.put_document(outline_path, text.strip() + "\n")
-    for contract in contracts:
-        path = layout.contract_path(volume, contract.chapter)
-        store.put_document(path, dumps(contract.to_json_dict()))
-        written.append(path)
-    title = ""
-    if plan.storyline_schedule is not None:
-        schedule = {**plan.storyline_schedule.to_json_dict(), "volume": volume}
-        store.put_document(f"{vdir}/storyline-schedule.json", dumps(schedule))
-        written.append(f"{vdir}/storyline-schedule.json")
-        title = plan.storyline_schedule.volume_theme
-    if plan.foreshadowing is not None:
-        fs = {**plan.foreshadowing.to_json_dict(), "volume": volume}
-        store.put_document(f"{vdir}/foreshadowing.json", dumps(fs))
-        written.append(f"{vdir}/foreshadowing.json")
-        doc = store.document_json(layout.GLOBAL_FORESHADOWING) or {"foreshadowing": []}
-        known = {str(i.get("id")) for i in doc.get("foreshadowing") or []}
-        for item in plan.foreshadowing.foreshadowing:
-            if item.id not in known:
-                base = ForeshadowItem.model_validate(
-                    {k: v for k, v in item.to_json_dict().items() if k in ForeshadowItem.model_fields}
-                )
-                doc.setdefault("foreshadowing", []).append(base.to_json_dict())
-        store.put_document(layout.GLOBAL_FORESHADOWING, dumps(doc))
-        written.append(layout.GLOBAL_FORESHADOWING)
-    info = {"volume": volume, "title": title, "chapter_start": first, "chapter_end": end}
-    store.put_document(layout.volume_info_path(volume), dumps(info))
-    written.append(layout.volume_info_path(volume))
-    return written
+    written = [c for c in current["chapter_contracts"] if first <= int(c.get("chapter") or 0) < start]
+    data = {**plan.to_json_dict(), "outline": text.strip() + "\n"}
+    data["chapter_contracts"] = [*written, *(c.to_json_dict() for c in contracts)]
+    return data
+
+
+def save_plan(store: NovelStore, volume: int, payload: dict[str, Any], first: int, end: int) -> list[str]:
+    """Write an accepted plan in one transaction: outline, contracts, schedule, the volume's foreshadowing
+    plan (new threads also enter ``foreshadowing/global.json``), volume.json and the volume's changelog."""
+    change = payload_change(store, "volume_plan", payload, volume=volume)
+    plan = VolumePlan.model_validate(payload)
+    last = max([end, *(c.chapter for c in plan.chapter_contracts)])
+    title = plan.storyline_schedule.volume_theme if plan.storyline_schedule is not None else ""
+    info = {"volume": volume, "title": title, "chapter_start": first, "chapter_end": last}
+    start = min((c.chapter for c in plan.chapter_contracts), default=first)
+    extra = {layout.volume_info_path(volume): dumps(info)}
+    return write_change(
+        store, change, volume_changelog(volume), effective_from=start, note=f"第 {volume} 卷规划", extra=extra
+    )

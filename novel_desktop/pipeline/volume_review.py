@@ -27,11 +27,12 @@ from novel_desktop.domain.foreshadowing import (
     VolumeForeshadowing,
     overdue,
 )
+from novel_desktop.domain.proposals import Proposal
 from novel_desktop.domain.state_ops import prune_state
 from novel_desktop.domain.storylines import StorylinesFile
+from novel_desktop.pipeline.approval import character_proposal, current_payload, propose
 from novel_desktop.pipeline.checks import AuditReport, QualityBrief, consistency_audit, quality_brief
 from novel_desktop.pipeline.interaction import InteractionManager
-from novel_desktop.pipeline.quick_start import store_characters
 from novel_desktop.pipeline.steps import StepReport, add_usage, ask, character_files, consult, question, spec
 from novel_desktop.pipeline.volume_plan import PlanParams, plan_params, set_plan_params, volume_range
 from novel_desktop.storage import layout
@@ -430,26 +431,49 @@ async def ask_review(
 async def add_character(
     store: NovelStore, agents: PlanningAgents, interaction: InteractionManager, description: str, tag: str
 ) -> StepReport:
-    """CharacterWeaver (新增角色) for one described character; a contract decision becomes a question."""
-    context = await db(character_context, store, "新增角色", description)
+    """CharacterWeaver (新增角色) for one described character; a contract decision becomes a question, and
+    the new character is stored only once the author accepts it (接受 / 编辑 / 重新生成)."""
     path = f"{layout.NOVEL_ASK_DIR}{tag}-character.answers.json"
-    done = await consult(
-        store,
-        interaction,
-        agents.characters,
-        context,
-        request=description,
-        topic="character decision",
-        answer_path=path,
-    )
-    report = StepReport("", calls=done.calls, warnings=done.warnings)
-    if done.reply is None:
-        if done.outcome == "unparsable":
-            report.warnings.append("CharacterWeaver 的输出无法解析，新角色未加入")
-        else:
-            report.warnings.append("CharacterWeaver 仍需要作者决定，新角色未加入")
+    report = StepReport("")
+    effective = int((await db(store.checkpoint)).get("last_completed_chapter") or 0) + 1
+
+    async def generate(changes: str) -> Proposal:
+        wanted = f"{description}\n\n作者对上一版的修改意见：{changes}" if changes else description
+        context = await db(character_context, store, "新增角色", wanted)
+        done = await consult(
+            store,
+            interaction,
+            agents.characters,
+            context,
+            request=wanted,
+            topic="character decision",
+            answer_path=path,
+        )
+        report.calls += done.calls
+        report.warnings += done.warnings
+        if done.reply is None:
+            raise _NoCharacter("无法解析" if done.outcome == "unparsable" else "仍需要作者决定")
+        current = await db(current_payload, store, "characters")
+        return character_proposal(
+            done.reply,
+            f"新增角色：{description[:20]}",
+            effective_from=effective,
+            note=description,
+            existing=current,
+        )
+
+    try:
+        approved = await propose(store, interaction, name=f"{tag}-character-review", generate=generate)
+    except _NoCharacter as exc:
+        report.warnings.append(f"CharacterWeaver 的输出{exc}，新角色未加入")
         return report
-    report.written = await db(store_characters, store, done.reply)
-    report.message = "新增角色：" + "、".join(c.name for c in done.reply.characters)
+    report.written = approved.written
+    report.message = "新增角色：" + "、".join(
+        c.get("name", "") for c in (approved.decision.payload or {}).get("characters", [])[-1:]
+    )
     await db(add_usage, store, report.calls)
     return report
+
+
+class _NoCharacter(Exception):
+    """CharacterWeaver gave no character (the reason is the message)."""

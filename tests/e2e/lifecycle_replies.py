@@ -242,7 +242,12 @@ def answers() -> dict[str, Any]:
             "platform": "起点中文网",
         },
         "quick start review": {"trial_action": "继续"},
-        "volume plan": {"outline_action": "确认"},
+        # What the agents invent is reviewed before it binds (接受 / 编辑 / 重新生成).
+        "world review": {"review_action": "接受"},
+        "characters review": {"review_action": "接受"},
+        "storylines review": {"review_action": "接受"},
+        "volume_plan review": {"review_action": "接受"},
+        "volume plan": {"review_action": "接受"},
         "quality brief": {"brief_action": "继续"},
         # The review's proposed retirements and closures: the author keeps everything.
         "volume closures": {},

@@ -43,13 +43,18 @@ def _commit_more(store: NovelStore, upto: int) -> None:
 
 
 class _Answer:
-    """A responder that picks one option and remembers what it was asked."""
+    """A responder that picks one option and remembers what it was asked; it accepts every proposal
+    (what an agent invented is reviewed before it is stored) and remembers those in ``reviewed``."""
 
-    def __init__(self, choice: str) -> None:
+    def __init__(self, choice: str = "") -> None:
         self.choice = choice
         self.asked: list[InteractionRequest] = []
+        self.reviewed: list[InteractionRequest] = []
 
     async def __call__(self, request: InteractionRequest) -> AnswerSpec:
+        if request.proposal is not None:
+            self.reviewed.append(request)
+            return build_answer_spec(request.spec, {"review_action": "接受"}, answered_by="human")
         self.asked.append(request)
         return build_answer_spec(request.spec, {"decision": self.choice}, answered_by="human")
 
@@ -75,12 +80,22 @@ WEAVER = {
 
 def test_add_character_with_character_weaver(store: NovelStore, server: FakeAnthropicServer) -> None:
     server.set_default("character_weaver", json.dumps(WEAVER, ensure_ascii=False))
+    answer = _Answer()
     result = _run(
         server,
         store,
-        lambda a: on_demand.add_character(store, description="外门执事的女儿，性格活泼", agents=a.planning),
+        lambda a: on_demand.add_character(
+            store,
+            description="外门执事的女儿，性格活泼",
+            agents=a.planning,
+            interaction=InteractionManager(answer),
+        ),
     )
     assert "苏婉" in result.message
+    # The author saw the new character (with the existing ones) before it was stored.
+    (review,) = answer.reviewed
+    assert review.proposal is not None and review.proposal.kind == "characters"
+    assert [c["id"] for c in review.proposal.payload["characters"]][-1] == "su-wan"
     profile = store.document_json("characters/active/su-wan.json")
     assert profile["name"] == "苏婉" and profile["contracts"][0]["id"] == "C-SUWAN-001"
     rels = store.document_json("characters/relationships.json")["relationships"]
@@ -93,7 +108,8 @@ def test_add_character_with_character_weaver(store: NovelStore, server: FakeAnth
 
 def test_add_character_from_a_profile_needs_no_model(store: NovelStore) -> None:
     result = asyncio.run(on_demand.add_character(store, profile={"id": "wang-er", "name": "王二"}))
-    assert result.written == ["characters/active/wang-er.json"]
+    assert result.written == ["characters/active/wang-er.json", "characters/changelog.md"]
+    assert "王二（wang-er）" in (store.document("characters/changelog.md") or "")
     with pytest.raises(on_demand.OnDemandError, match="已存在"):
         asyncio.run(on_demand.add_character(store, profile={"id": "wang-er", "name": "王二"}))
 
@@ -137,7 +153,7 @@ def test_extend_world_appends_a_rule_with_a_new_id(store: NovelStore, server: Fa
     result = _run(
         server,
         store,
-        lambda a: on_demand.extend_world(store, a.planning, "加一个敌对宗门", InteractionManager()),
+        lambda a: on_demand.extend_world(store, a.planning, "加一个敌对宗门", InteractionManager(_Answer())),
     )
     rules = {r["id"]: r for r in store.document_json("world/rules.json")["rules"]}
     assert rules["W-002"]["rule"] == "青石镇灵气浓度不足 1级，镇上无人能修炼"

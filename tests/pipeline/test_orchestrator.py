@@ -159,8 +159,8 @@ def test_changing_the_chapter_count_replans(store: NovelStore, server: FakeAnthr
     server.script("plot_architect", plan_json(1, 4, 10), plan_json(1, 4, 6))
     answer_map = {
         **answers(),
-        f"{ASK}volume-01-plan-r0.answers.json": {"outline_action": "调整章数", "chapter_count": "6 章"},
-        f"{ASK}volume-01-plan-r1.answers.json": {"outline_action": "确认"},
+        f"{ASK}volume-01-plan-r0.answers.json": {"review_action": "调整章数", "chapter_count": "6 章"},
+        f"{ASK}volume-01-plan-r1.answers.json": {"review_action": "接受"},
     }
     _run(store, server, answer_map)
     first, second = (r.body["messages"][0]["content"] for r in server.requests_for("plot_architect"))

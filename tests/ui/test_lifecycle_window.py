@@ -138,9 +138,15 @@ def test_empty_file_to_volume_two_in_the_window(
     assert window.start_page.recommend_button.text() == "创建新项目"
     run(qloop, window, window.start_page.recommend_button.click)
     assert failures == [] and answerer.errors == []
+    # What the agents invented is reviewed before it is stored: the world, the characters, the storylines,
+    # the trial chapters' plan (outline and contracts) and volume 1's plan.
     assert answerer.topics == [
         "novel setup",
+        "world review",
+        "characters review",
+        "storylines review",
         "style source",
+        "volume_plan review",
         "quick start review",
         "volume plan",
     ]
@@ -157,7 +163,7 @@ def test_empty_file_to_volume_two_in_the_window(
     run(qloop, window, window.continue_n_action.trigger, timeout=180)
     assert failures == [] and answerer.errors == []
     assert [c.number for c in window.project.chapters()] == list(range(1, 11))
-    assert answerer.topics[4:] == ["quality brief", "quality brief"]
+    assert answerer.topics[8:] == ["quality brief", "quality brief"]
     log = "\n".join(window.pipeline_dock.log_lines())
     assert "第 1-5 章质量简报" in log and "第 6-10 章质量简报" in log
     assert "第 1 卷已写完" in log

@@ -66,6 +66,16 @@ def run(qloop: qasync.QEventLoop, window: MainWindow, start: Callable[[], None])
     return "\n".join(reported)
 
 
+def accept_review(window: MainWindow) -> str | None:
+    """Accept (接受) the proposal review open over the window, if that is the question; its topic."""
+    dialog = next(d for d in window.findChildren(AskDialog) if d.isVisible())
+    if not dialog.spec.topic.endswith(" review"):
+        return None
+    dialog.option_button("review_action", "接受").click()
+    dialog.ok_button.click()
+    return dialog.spec.topic
+
+
 def test_the_story_menu_lists_the_actions_and_follows_the_open_novel(window: MainWindow) -> None:
     titles = [a.text() for a in window.story_menu.actions() if not a.isSeparator()]
     assert titles == [
@@ -94,7 +104,13 @@ def test_add_a_character_from_a_description(
     monkeypatch.setattr(
         QInputDialog, "getMultiLineText", staticmethod(lambda *a, **k: ("外门执事的女儿，性格活泼", True))
     )
+    reviewed: list[str | None] = []
+    window.pipeline.question_asked.connect(
+        lambda _r: QTimer.singleShot(50, lambda: reviewed.append(accept_review(window)))
+    )
     report = run(qloop, window, window.story.add_character_action.trigger)
+    # The new character was shown for approval before it was stored.
+    assert reviewed == ["characters review"]
     assert "苏婉" in report
     assert window.project.document_json("characters/active/su-wan.json")["name"] == "苏婉"
     assert "外门执事的女儿" in json.dumps(fake.requests_for("character_weaver")[0].body, ensure_ascii=False)
@@ -232,6 +248,8 @@ def test_extend_the_world_a_hard_rule_conflict_is_asked_in_a_dialog(
     asked: list[str] = []
 
     def answer() -> None:
+        if accept_review(window):
+            return
         dialog = next(d for d in window.findChildren(AskDialog) if d.isVisible())
         asked.append(dialog.spec.questions[0].question)
         dialog.option_button("decision", "保留 W-002，改在镇外设灵脉").click()
@@ -264,6 +282,10 @@ def test_a_new_world_rule_lists_the_contracts_it_touches_and_offers_to_update_th
     asked: list[str] = []
 
     def answer() -> None:
+        reviewed = accept_review(window)
+        if reviewed:
+            asked.append(reviewed)
+            return
         dialog = next(d for d in window.findChildren(AskDialog) if d.isVisible())
         asked.append(dialog.spec.topic)
         dialog.option_button("propagate", "暂不更新").click()
@@ -271,7 +293,7 @@ def test_a_new_world_rule_lists_the_contracts_it_touches_and_offers_to_update_th
 
     window.pipeline.question_asked.connect(lambda _r: QTimer.singleShot(50, answer))
     report = run(qloop, window, window.story.extend_world_action.trigger)
-    assert asked == ["rule change propagation"]
+    assert asked == ["world review", "rule change propagation"]
     assert "规则 W-004 变更影响" in report and "C-LINFENG-001" in report and "暂不更新" in report
     assert window.project.document("characters/active/lin-feng.json") == before
     assert fake.requests_for("character_weaver") == []
