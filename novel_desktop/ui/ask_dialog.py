@@ -62,6 +62,11 @@ TOPIC_TITLES = {
     "world decision": "世界观决定",
     "character decision": "角色决定",
     "platform binding": "平台设定",
+    "world review": "确认世界规则",
+    "characters review": "确认角色与契约",
+    "storylines review": "确认故事线",
+    "volume_plan review": "确认试写章节契约",
+    "volume closures": "卷末收尾确认",
 }
 #: A free-text question whose id ends so asks for file paths, and gets a 选择文件… button.
 FILES_SUFFIX = "_files"

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QDialog,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QPlainTextEdit,
     QPushButton,
     QVBoxLayout,
@@ -110,6 +111,18 @@ class ProposalDialog(QDialog):
         layout.addWidget(self.changes_label)
         layout.addWidget(self.changes_edit)
 
+        # The spec's own further questions (the volume plan's 章数), each a line the author may fill.
+        self.extra_edits: dict[str, QLineEdit] = {}
+        known = {ACTION_Q, EDITED_Q, CHANGES_Q}
+        for q in self.spec.questions:
+            if q.id not in known and q.kind == "free_text":
+                edit = QLineEdit()
+                edit.setPlaceholderText(q.question)
+                self.extra_edits[q.id] = edit
+                row = QHBoxLayout()
+                row.addWidget(QLabel(q.header))
+                row.addWidget(edit, 1)
+                layout.addLayout(row)
         self.error_label = error_label()
         layout.addWidget(self.error_label)
 
@@ -122,7 +135,22 @@ class ProposalDialog(QDialog):
         self.regenerate_button = QPushButton(tr("重新生成"))
         self.cancel_button = QPushButton(tr("取消"))
         buttons.addStretch(1)
-        for button in (self.accept_button, self.save_button, self.regenerate_button, self.cancel_button):
+        # Options of the spec beyond the three (the volume plan's 调整章数) are buttons of their own.
+        first = self.spec.questions[0] if self.spec.questions else None
+        extra = [o for o in (first.options if first else []) if o.label not in (ACCEPT, EDIT, REGENERATE)]
+        self.extra_buttons: dict[str, QPushButton] = {}
+        for option in extra:
+            button = QPushButton(tr(option.label))
+            button.setToolTip(option.description)
+            button.clicked.connect(lambda _checked=False, label=option.label: self._on_extra_clicked(label))
+            self.extra_buttons[option.label] = button
+        for button in (
+            self.accept_button,
+            self.save_button,
+            self.regenerate_button,
+            *self.extra_buttons.values(),
+            self.cancel_button,
+        ):
             button.setAutoDefault(False)
             buttons.addWidget(button)
         self.accept_button.setDefault(True)
@@ -192,6 +220,21 @@ class ProposalDialog(QDialog):
             self.changes_edit.setFocus()
             return
         self._finish({ACTION_Q: REGENERATE, CHANGES_Q: changes})
+
+    def _on_extra_clicked(self, label: str) -> None:
+        empty = [e for e in self.extra_edits.values() if not e.text().strip()]
+        if empty:
+            # The extra option needs its value (调整章数 needs the number of chapters).
+            self.error_label.setText(tr("请先填写：{what}").format(what=empty[0].placeholderText()))
+            self.error_label.show()
+            empty[0].setFocus()
+            return
+        answers: dict[str, object] = {ACTION_Q: label}
+        answers.update({qid: e.text().strip() for qid, e in self.extra_edits.items() if e.text().strip()})
+        changes = self.changes_edit.toPlainText().strip()
+        if changes:
+            answers[CHANGES_Q] = changes
+        self._finish(answers)
 
     def accept(self) -> None:
         # Enter in a field presses the default button (接受), never closes the dialog unchecked.

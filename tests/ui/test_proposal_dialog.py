@@ -375,3 +375,22 @@ def test_the_english_catalogues_translate_every_string_of_the_forms_with_the_sam
     mine = json.loads(resource("i18n", "en", "proposal_forms.json").read_text(encoding="utf-8"))
     for source, english in mine.items():
         assert set(re.findall(r"\{\w+\}", source)) == set(re.findall(r"\{\w+\}", english)), source
+
+
+def test_the_volume_plan_review_offers_its_own_option_with_its_value(qtbot: QtBot) -> None:
+    """The plan review's 调整章数 is a button of the dialog too: it needs the number, and answers with it."""
+    from novel_desktop.pipeline.volume_plan import ADJUST, plan_review_spec
+
+    proposal = Proposal(kind="volume_plan", title="第 1 卷大纲", payload=plan_payload())
+    dialog = ProposalDialog(proposal, plan_review_spec(proposal, 1, 1, 2, "两章"))
+    qtbot.addWidget(dialog)
+    button = dialog.extra_buttons[ADJUST]
+    button.click()
+    assert dialog.answer() is None and dialog.error_label.text().startswith("请先填写")
+    dialog.extra_edits["chapter_count"].setText("40")
+    button.click()
+    answer = dialog.answer()
+    assert answer is not None
+    assert answer.answers["review_action"] == ADJUST and answer.answers["chapter_count"] == "40"
+    decision = read_review(proposal, answer)
+    assert decision.action == "other" and decision.choice == ADJUST
