@@ -44,6 +44,31 @@ class DraftController(QObject):
             return None
         return staged_draft(self.project.store)
 
+    def kept_text(self, n: int) -> str | None:
+        """The author's unfinished edit of staged chapter ``n`` kept when its tab closed, if any."""
+        from novel_desktop.pipeline.draft import work_in_progress
+
+        if not self.project.is_open:
+            return None
+        return work_in_progress(self.project.store, n)
+
+    def keep_text(self, n: int, text: str) -> bool:
+        """Keep the author's unfinished edit (the tab closes, the window quits); False when it cannot be
+        kept (read-only, a run going on, the chapter no longer staged) — the caller then warns."""
+        from novel_desktop.pipeline.draft import keep_work_in_progress
+        from novel_desktop.storage.store import StoreError
+
+        if not self.project.is_open or self.project.readonly or self.pipeline.running:
+            return False
+        draft = self.draft()
+        if draft is None or draft.chapter != n:
+            return False
+        try:
+            keep_work_in_progress(self.project.store, n, text)
+        except StoreError:
+            return False
+        return True
+
     def _writable(self, n: int) -> StagedDraft:
         if not self.project.is_open:
             raise DraftRefused(tr("没有打开的小说"))

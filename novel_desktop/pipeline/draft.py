@@ -38,6 +38,31 @@ class DraftError(ValueError):
     """Nothing staged to read or replace, or the replacement is unusable; nothing was changed."""
 
 
+#: The author's unfinished edit of a staged chapter (the draft tab closed, the window quit): kept until the
+#: author re-judges or commits the draft, so closing the tab never loses a word.
+WORK_IN_PROGRESS = "state/chapter-{n}-author-wip.md"
+
+
+def work_in_progress_path(n: int) -> str:
+    return WORK_IN_PROGRESS.format(n=layout.num(n))
+
+
+def keep_work_in_progress(store: NovelStore, n: int, text: str) -> None:
+    """Keep the author's unfinished edit of staged chapter ``n`` (dropped when it equals the staged text)."""
+    staged = store.staging(layout.chapter_path(n))
+    if staged is None:
+        return
+    if text == staged:
+        store.delete_staging(work_in_progress_path(n))
+    else:
+        store.put_staging(work_in_progress_path(n), text, chapter=n)
+
+
+def work_in_progress(store: NovelStore, n: int) -> str | None:
+    """The author's kept unfinished edit of staged chapter ``n``, if any."""
+    return store.staging(work_in_progress_path(n))
+
+
 def _notes_path(n: int) -> str:
     return GATE_NOTES.format(n=layout.num(n))
 
@@ -161,6 +186,7 @@ def replace_staged_text(store: NovelStore, n: int, text: str) -> StagedDraft:
         layout.evaluation_path(n),
         SECONDARY_EVAL.format(n=layout.num(n)),
     ]
+    derived.append(work_in_progress_path(n))
     derived += [p for p in store.list_staging(n) if p.startswith("storylines/") and p.endswith("/memory.md")]
     store.replace_staging(
         n,

@@ -9,7 +9,10 @@ it stands, flagged). The window's wiring is :mod:`novel_desktop.ui.flows.drafts`
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QHideEvent
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -29,21 +32,40 @@ from novel_desktop.ui.chapter_editor import ChapterEditor
 
 
 class DraftEditor(ChapterEditor):
-    """The chapter editor over a staged text: editable, never saved on its own (no autosave, no save on
-    leaving it); :meth:`text` is what the actions use."""
+    """The chapter editor over a staged text: editable; the staged text changes only through the two
+    actions. What the author types is kept aside (:attr:`keep`, as the editor autosaves, loses focus or is
+    hidden), so closing the tab or the window never loses an unfinished edit; :meth:`current_text` is what
+    the actions use."""
 
     def __init__(self, project: ProjectController, number: int, text: str, parent: QWidget | None = None):
         super().__init__(project, number, parent)
         self.setObjectName("DraftEditor")
+        #: Keeps the unfinished edit (chapter, text) → whether it was kept; set by the window's draft flow.
+        self.keep: Callable[[int, str], bool] | None = None
+        self._kept: str | None = None
         self.load(text)
 
     def load(self, text: str | None = None) -> None:
         # The base class loads the committed chapter; a draft only ever shows the text it is given.
         super().load(text or "")
 
+    def restore(self, text: str) -> None:
+        """Show an unfinished edit kept earlier, as an edit (not yet re-judged)."""
+        self.load(text)
+        self._kept = text
+        self.document().setModified(True)
+
     def save(self) -> list[int] | None:
         self._autosave.stop()
+        text = self.toPlainText()
+        changed = self.document().isModified() and text != self._kept
+        if changed and self.keep is not None and self.keep(self.number, text):
+            self._kept = text
         return None
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        self.save()  # the tab closes or the window quits: keep what was typed
+        super().hideEvent(event)
 
     def current_text(self) -> str:
         return self.toPlainText()

@@ -127,6 +127,30 @@ def test_the_tree_opens_the_staged_chapter_and_commit_as_is(
     assert "已按现状提交" in window.statusBar().currentMessage()
 
 
+def test_closing_the_draft_tab_keeps_an_unfinished_edit(
+    qloop: qasync.QEventLoop, window: MainWindow, fake: FakeAnthropicServer
+) -> None:
+    """Closing the tab (or quitting) mid-edit loses nothing: reopening the draft shows the unfinished edit,
+    still not re-judged; the staged text itself is unchanged until 重新评审."""
+    tab = _pause(qloop, window, fake)
+    staged = window.project.staged_text(3)
+    tab.editor.moveCursor(QTextCursor.MoveOperation.End)
+    tab.editor.setFocus()
+    type_text(tab.editor, "\n" + ADDED)
+    edited = tab.editor.toPlainText()
+    window._on_tabs_close_requested(window.tabs.indexOf(tab))
+    assert window.project.staged_text(3) == staged
+    window.tree.chapter_requested.emit(3)
+    reopened = window.tabs.currentWidget()
+    assert isinstance(reopened, DraftTab) and reopened is not tab
+    assert reopened.editor.toPlainText() == edited
+    assert "恢复" in window.statusBar().currentMessage()
+    fake.set_default("quality_judge", judge_json(4.2))
+    run(qloop, window, reopened.panel.rejudge_button.click)
+    assert window.project.chapter_text(3) == edited
+    assert window.project.store.staging("state/chapter-003-author-wip.md") is None
+
+
 def test_the_english_catalogue_covers_the_draft_tab() -> None:
     import ast
     import json

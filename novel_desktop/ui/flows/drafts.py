@@ -52,6 +52,11 @@ class DraftFlows:
             tab = None
         if tab is None:
             tab = DraftTab(w.project, draft)
+            tab.editor.keep = self.controller.keep_text
+            kept = self.controller.kept_text(draft.chapter)
+            if kept is not None and kept != draft.text:
+                tab.editor.restore(kept)
+                w.statusBar().showMessage(tr("已恢复你上次没改完的第{n}章").format(n=draft.chapter), 15000)
             tab.editor.counts_changed.connect(w._on_editor_counts_changed)
             tab.rejudge_requested.connect(self._on_tab_rejudge_requested)
             tab.commit_requested.connect(self._on_tab_commit_requested)
