@@ -8,7 +8,6 @@ The dialog cannot be submitted until every required question is answered, and wh
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -45,6 +44,7 @@ from novel_desktop.domain.novel_ask import (
 )
 from novel_desktop.domain.novel_ask_answers import build_answer_spec, validate_answer_spec
 from novel_desktop.i18n import tr
+from novel_desktop.ui.modal import open_and_wait
 
 ANSWERED_BY = "novel_desktop"
 _RECOMMENDED_MARKERS = ("推荐", "recommended")
@@ -375,23 +375,7 @@ class AskDialog(QDialog):
         cancelled. ``open()`` plus a future, so no nested event loop runs inside a task. Cancelling the
         awaiting task closes the dialog."""
         dialog = cls(spec, context, parent)
-        if parent is None:
-            dialog.setWindowModality(Qt.WindowModality.ApplicationModal)
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-
-        def on_finished(_code: int) -> None:
-            if not done.done():
-                done.set_result(None)
-
-        dialog.finished.connect(on_finished)
-        dialog.open()
-        try:
-            await done
-        except asyncio.CancelledError:
-            dialog.reject()
-            raise
-        finally:
-            dialog.deleteLater()
+        await open_and_wait(dialog, parent)
         return dialog.answer()
 
 

@@ -128,6 +128,7 @@ class CharacterForm(PayloadForm):
         self.history_slot = QVBoxLayout()
         self.history_slot.setObjectName("ContractHistorySlot")
         self.history = ContractHistoryWidget()
+        self.history.table.setMinimumHeight(150)  # a few versions visible; the detail area scrolls
         self.history_slot.addWidget(self.history)
         body_layout.addLayout(self.history_slot)
         body_layout.addStretch(1)

@@ -9,7 +9,6 @@ opens it with ``open()`` and a future, never a nested event loop.
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Any
 
@@ -39,6 +38,7 @@ from novel_desktop.domain.proposals import (
     review_spec,
 )
 from novel_desktop.i18n import tr
+from novel_desktop.ui.modal import open_and_wait
 from novel_desktop.ui.payload_table import PayloadForm, normalized
 from novel_desktop.ui.proposal_forms import form_for
 
@@ -248,23 +248,7 @@ class ProposalDialog(QDialog):
         """Show the proposal window-modally and wait: the AnswerSpec, or None when cancelled. ``open()``
         plus a future, so no nested event loop runs inside a task; cancelling the awaiting task closes it."""
         dialog = cls(proposal, spec, parent)
-        if parent is None:
-            dialog.setWindowModality(Qt.WindowModality.ApplicationModal)
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-
-        def on_finished(_code: int) -> None:
-            if not done.done():
-                done.set_result(None)
-
-        dialog.finished.connect(on_finished)
-        dialog.open()
-        try:
-            await done
-        except asyncio.CancelledError:
-            dialog.reject()
-            raise
-        finally:
-            dialog.deleteLater()
+        await open_and_wait(dialog, parent)
         return dialog.answer()
 
 
