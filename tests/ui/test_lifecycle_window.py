@@ -22,6 +22,7 @@ from novel_desktop.config import AppSettings
 from novel_desktop.storage import layout
 from novel_desktop.storage.store import NovelStore
 from novel_desktop.ui.ask_dialog import AskDialog
+from novel_desktop.ui.proposal_dialog import ProposalDialog
 from novel_desktop.ui.chapter_editor import ChapterTab
 from novel_desktop.ui.main_window import MainWindow
 from tests.e2e.lifecycle_replies import STYLE_SAMPLE, answers, plan_json, script_planning
@@ -49,6 +50,10 @@ class DialogAnswerer:
         window.pipeline.question_asked.connect(lambda _r: QTimer.singleShot(30, self.answer))
 
     def answer(self) -> None:
+        proposals = [d for d in self.window.findChildren(ProposalDialog) if d.isVisible()]
+        if proposals:
+            self._review(proposals[-1])
+            return
         dialogs = [d for d in self.window.findChildren(AskDialog) if d.isVisible()]
         if not dialogs:
             QTimer.singleShot(30, self.answer)  # not shown yet
@@ -68,6 +73,23 @@ class DialogAnswerer:
         if not dialog.ok_button.isEnabled():
             self.errors.append(f"{topic}: 确定 disabled")
         dialog.ok_button.click()
+
+
+    def _review(self, dialog: ProposalDialog) -> None:
+        """A proposal's review: its forms are shown (not an AskDialog); 接受 unless the topic says otherwise
+        (``review_action`` 重新生成 with ``changes``)."""
+        topic = dialog.spec.topic
+        self.topics.append(topic)
+        if not dialog.isModal():
+            self.errors.append(f"{topic}: not modal")
+        wanted = self.by_topic.get(topic, {})
+        if wanted.get("review_action") == "重新生成":
+            dialog.changes_edit.setPlainText(str(wanted.get("changes") or "重来"))
+            dialog.regenerate_button.click()
+        else:
+            dialog.accept_button.click()
+        if dialog.isVisible():
+            self.errors.append(f"{topic}: {dialog.error_label.text()}")
 
 
 def run(qloop: qasync.QEventLoop, window: MainWindow, start: Callable[[], None], timeout: float = 90) -> None:
@@ -124,8 +146,8 @@ def test_empty_file_to_volume_two_in_the_window(
     monkeypatch.setattr(QFileDialog, "getOpenFileNames", staticmethod(lambda *a, **k: ([str(sample)], "")))
 
     def pick_style_sample() -> None:
-        dialog = next(d for d in window.findChildren(AskDialog) if d.isVisible())
-        if dialog.spec.topic == "style source":
+        dialog = next((d for d in window.findChildren(AskDialog) if d.isVisible()), None)
+        if dialog is not None and dialog.spec.topic == "style source":
             box = dialog.boxes["sample_files"]
             assert box.browse_button is not None
             box.browse_button.click()  # the file dialog (patched) fills the path in

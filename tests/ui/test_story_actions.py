@@ -18,6 +18,7 @@ from pytestqt.qtbot import QtBot
 from novel_desktop.config import AppSettings
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.ui.ask_dialog import AskDialog
+from novel_desktop.ui.proposal_dialog import ProposalDialog
 from novel_desktop.ui.main_window import MainWindow
 from novel_desktop.ui.project_tree import CHARACTER
 from novel_desktop.ui.story_actions import parse_chapter_range
@@ -67,12 +68,14 @@ def run(qloop: qasync.QEventLoop, window: MainWindow, start: Callable[[], None])
 
 
 def accept_review(window: MainWindow) -> str | None:
-    """Accept (接受) the proposal review open over the window, if that is the question; its topic."""
-    dialog = next(d for d in window.findChildren(AskDialog) if d.isVisible())
-    if not dialog.spec.topic.endswith(" review"):
+    """Accept (接受) the proposal review open over the window — shown as its forms, a ProposalDialog — if that
+    is the question; its topic."""
+    dialog = next((d for d in window.findChildren(ProposalDialog) if d.isVisible()), None)
+    if dialog is None:
         return None
-    dialog.option_button("review_action", "接受").click()
-    dialog.ok_button.click()
+    assert not any(d.isVisible() for d in window.findChildren(AskDialog)), "a review is never an AskDialog"
+    dialog.accept_button.click()
+    assert not dialog.isVisible(), dialog.error_label.text()
     return dialog.spec.topic
 
 
