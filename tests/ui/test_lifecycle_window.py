@@ -22,9 +22,9 @@ from novel_desktop.config import AppSettings
 from novel_desktop.storage import layout
 from novel_desktop.storage.store import NovelStore
 from novel_desktop.ui.ask_dialog import AskDialog
-from novel_desktop.ui.proposal_dialog import ProposalDialog
 from novel_desktop.ui.chapter_editor import ChapterTab
 from novel_desktop.ui.main_window import MainWindow
+from novel_desktop.ui.proposal_dialog import ProposalDialog
 from tests.e2e.lifecycle_replies import STYLE_SAMPLE, answers, plan_json, script_planning
 from tests.fakes.anthropic_server import FakeAnthropicServer
 
@@ -73,7 +73,6 @@ class DialogAnswerer:
         if not dialog.ok_button.isEnabled():
             self.errors.append(f"{topic}: 确定 disabled")
         dialog.ok_button.click()
-
 
     def _review(self, dialog: ProposalDialog) -> None:
         """A proposal's review: its forms are shown (not an AskDialog); 接受 unless the topic says otherwise

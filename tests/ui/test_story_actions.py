@@ -18,9 +18,9 @@ from pytestqt.qtbot import QtBot
 from novel_desktop.config import AppSettings
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.ui.ask_dialog import AskDialog
-from novel_desktop.ui.proposal_dialog import ProposalDialog
 from novel_desktop.ui.main_window import MainWindow
 from novel_desktop.ui.project_tree import CHARACTER
+from novel_desktop.ui.proposal_dialog import ProposalDialog
 from novel_desktop.ui.story_actions import parse_chapter_range
 from tests.e2e.replies import judge_json
 from tests.fakes.alerts import RecordingAlerts
