@@ -333,10 +333,12 @@ def test_the_recommended_rebuild_runs_from_the_start_page(
 
 
 def test_the_quality_report_follows_the_chapter_tab(qtbot: QtBot, window: MainWindow) -> None:
+    # The report is analysed in a worker thread: on a loaded machine that can take longer than waitUntil's
+    # default 5 s (a failure seen once in a full run beside another Qt process), so wait up to 30 s.
     window.open_chapter(1)
-    qtbot.waitUntil(lambda: getattr(window.quality_panel, "chapter", None) == 1)
+    qtbot.waitUntil(lambda: getattr(window.quality_panel, "chapter", None) == 1, timeout=30_000)
     window.open_chapter(2)
-    qtbot.waitUntil(lambda: getattr(window.quality_panel, "chapter", None) == 2)
+    qtbot.waitUntil(lambda: getattr(window.quality_panel, "chapter", None) == 2, timeout=30_000)
 
 
 def test_a_review_in_the_middle_of_a_volume_asks_first(
