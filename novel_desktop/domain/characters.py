@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
-from novel_desktop.domain.common import SeedModel
+from novel_desktop.domain.common import SeedModel, reject_duplicates
 from novel_desktop.domain.seed_fields import ChapterNo, Slug
 
 #: A character contract id such as ``C-LUCHEN-001``: ``C-``, an upper-case name key, a number.
@@ -48,12 +48,7 @@ class CharacterContract(SeedModel):
 def _unique_contract_ids(value: list[CharacterContract]) -> list[CharacterContract]:
     # One id may appear once per version (its history); the judge reports by id, and only one version of
     # an id is in force for any chapter.
-    seen: set[tuple[str, int]] = set()
-    for contract in value:
-        key = (contract.id, contract.version)
-        if key in seen:
-            raise ValueError(f"duplicate contract id {contract.id} (version {contract.version})")
-        seen.add(key)
+    reject_duplicates(value, lambda c: (c.id, c.version), "duplicate contract id {key[0]} (version {key[1]})")
     return value
 
 

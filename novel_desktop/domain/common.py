@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Hashable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -26,6 +27,21 @@ class SeedModel(BaseModel):
     def to_json_dict(self) -> dict[str, Any]:
         """The JSON object this model stands for, unknown keys included, unset optional keys left out."""
         return self.model_dump(mode="json", by_alias=True, exclude_unset=True)
+
+
+_T = TypeVar("_T")
+
+
+def reject_duplicates(items: Sequence[_T], key: Callable[[_T], Hashable], message: str) -> Sequence[_T]:
+    """``items`` unchanged, or ValueError(``message`` formatted with ``key=``) at the first repeated key: the
+    one uniqueness check of the validators (rule ids, contract ids and versions, character slugs)."""
+    seen: set[Hashable] = set()
+    for item in items:
+        k = key(item)
+        if k in seen:
+            raise ValueError(message.format(key=k))
+        seen.add(k)
+    return items
 
 
 def utc_now() -> datetime:

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from novel_desktop.domain.characters import Character, Relationship
-from novel_desktop.domain.common import SeedModel
+from novel_desktop.domain.common import SeedModel, reject_duplicates
 from novel_desktop.domain.contracts import ChapterContract
 from novel_desktop.domain.foreshadowing import VolumeForeshadowing
 from novel_desktop.domain.novel_ask import AnswerSpec, QuestionSpec
@@ -61,11 +61,7 @@ class WorldPayload(SeedModel):
     @field_validator("rules")
     @classmethod
     def _unique_rule_ids(cls, value: list[WorldRule]) -> list[WorldRule]:
-        seen: set[str] = set()
-        for rule in value:
-            if rule.id in seen:
-                raise ValueError(f"规则编号重复：{rule.id}")
-            seen.add(rule.id)
+        reject_duplicates(value, lambda r: r.id, "规则编号重复：{key}")
         return value
 
 
@@ -78,11 +74,7 @@ class CharactersPayload(SeedModel):
     @field_validator("characters")
     @classmethod
     def _unique_slugs(cls, value: list[Character]) -> list[Character]:
-        seen: set[str] = set()
-        for ch in value:
-            if ch.id in seen:
-                raise ValueError(f"角色 id 重复：{ch.id}")
-            seen.add(ch.id)
+        reject_duplicates(value, lambda c: c.id, "角色 id 重复：{key}")
         return value
 
 

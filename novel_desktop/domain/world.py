@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import Field, field_validator
 
-from novel_desktop.domain.common import SeedModel
+from novel_desktop.domain.common import SeedModel, reject_duplicates
 from novel_desktop.domain.seed_fields import ChapterNo, ConstraintType
 
 #: A world rule id: ``W-`` and at least three digits.
@@ -36,11 +36,7 @@ class WorldRules(SeedModel):
     @classmethod
     def _unique_ids(cls, value: list[WorldRule]) -> list[WorldRule]:
         # Contracts and verdicts refer to rules by id; a duplicate id would make those references ambiguous.
-        seen: set[str] = set()
-        for rule in value:
-            if rule.id in seen:
-                raise ValueError(f"duplicate world rule id {rule.id}")
-            seen.add(rule.id)
+        reject_duplicates(value, lambda r: r.id, "duplicate world rule id {key}")
         return value
 
     def get(self, rule_id: str) -> WorldRule | None:
