@@ -443,6 +443,11 @@ async def review(
 
 
 # ---------------------------------------------------------------------------- proposals of agents' replies
+def with_changes(request: str, changes: str) -> str:
+    """The agent's request again, with the author's notes on the version they sent back (重新生成)."""
+    return f"{request}\n\n作者对上一版的修改意见：{changes}" if changes.strip() else request
+
+
 def character_proposal(
     reply: CharacterReply,
     title: str,

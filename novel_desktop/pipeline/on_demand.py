@@ -32,7 +32,13 @@ from novel_desktop.domain.proposals import Proposal
 from novel_desktop.domain.seed_fields import Slug
 from novel_desktop.domain.storylines import Storyline, StorylinesFile
 from novel_desktop.domain.world import WorldRule, WorldRules
-from novel_desktop.pipeline.approval import apply_payload, character_proposal, current_payload, propose
+from novel_desktop.pipeline.approval import (
+    apply_payload,
+    character_proposal,
+    current_payload,
+    propose,
+    with_changes,
+)
 from novel_desktop.pipeline.interaction import InteractionManager
 from novel_desktop.pipeline.steps import consult
 from novel_desktop.storage import layout
@@ -129,7 +135,7 @@ async def add_character(
 
     async def generate(changes: str) -> Proposal:
         nonlocal cost
-        wanted = f"{description}\n\n作者对上一版的修改意见：{changes}" if changes else description
+        wanted = with_changes(description, changes)
         cp = await db(store.checkpoint)
         context = {
             "project_brief": await db(store.document, "brief.md") or "",
@@ -272,7 +278,7 @@ async def extend_world(
 
     async def generate(changes: str) -> Proposal:
         nonlocal cost
-        wanted = f"{request}\n\n作者对上一版的修改意见：{changes}" if changes else request
+        wanted = with_changes(request, changes)
         context = {
             "project_brief": await db(store.document, "brief.md") or "",
             "research_notes": await db(_docs, store, "research/"),

@@ -36,7 +36,7 @@ from novel_desktop.domain.storylines import StorylinesFile, StorylineSpec
 from novel_desktop.domain.style import StyleProfile
 from novel_desktop.domain.world import WorldRules
 from novel_desktop.paths import resource
-from novel_desktop.pipeline.approval import character_proposal, propose
+from novel_desktop.pipeline.approval import character_proposal, propose, with_changes
 from novel_desktop.pipeline.interaction import InteractionManager
 from novel_desktop.pipeline.steps import LifecycleError, StepReport, ask, consult, question, spec
 from novel_desktop.storage import layout
@@ -135,10 +135,6 @@ def _world_proposal(reply: WorldReply, rules: WorldRules, note: str) -> Proposal
     return Proposal(kind="world", title="快速起步：世界规则", payload=payload, effective_from=1, note=note)
 
 
-def _with_changes(request: str, changes: str) -> str:
-    return f"{request}\n\n作者对上一版的修改意见：{changes}" if changes.strip() else request
-
-
 async def build_world(
     store: NovelStore, agents: PlanningAgents, interaction: InteractionManager
 ) -> StepReport:
@@ -149,7 +145,7 @@ async def build_world(
     report = StepReport("")
 
     async def generate(changes: str) -> Proposal:
-        wanted = _with_changes(request, changes)
+        wanted = with_changes(request, changes)
         context = await db(world_context, store, "轻量初始化", wanted)
         done = await consult(
             store,
@@ -204,7 +200,7 @@ async def build_characters(
     report = StepReport("")
 
     async def generate(changes: str) -> Proposal:
-        wanted = _with_changes(request, changes)
+        wanted = with_changes(request, changes)
         context = await db(character_context, store, "新增角色", wanted)
         done = await consult(
             store,

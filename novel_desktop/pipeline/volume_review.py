@@ -30,7 +30,7 @@ from novel_desktop.domain.foreshadowing import (
 from novel_desktop.domain.proposals import Proposal
 from novel_desktop.domain.state_ops import prune_state
 from novel_desktop.domain.storylines import StorylinesFile
-from novel_desktop.pipeline.approval import character_proposal, current_payload, propose
+from novel_desktop.pipeline.approval import character_proposal, current_payload, propose, with_changes
 from novel_desktop.pipeline.checks import AuditReport, QualityBrief, consistency_audit, quality_brief
 from novel_desktop.pipeline.interaction import InteractionManager
 from novel_desktop.pipeline.steps import StepReport, add_usage, ask, character_files, consult, question, spec
@@ -438,7 +438,7 @@ async def add_character(
     effective = int((await db(store.checkpoint)).get("last_completed_chapter") or 0) + 1
 
     async def generate(changes: str) -> Proposal:
-        wanted = f"{description}\n\n作者对上一版的修改意见：{changes}" if changes else description
+        wanted = with_changes(description, changes)
         context = await db(character_context, store, "新增角色", wanted)
         done = await consult(
             store,
