@@ -77,3 +77,18 @@ class RebuildReport:
     #: Later chapters whose recorded ops no longer apply, or that build on state the edit changed.
     disagreeing: dict[int, list[str]] = field(default_factory=dict)
     changed_paths: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ChapterPoint:
+    """Where the novel stood when chapter ``chapter``'s state was last (re)derived: by a commit, a rebuild or
+    a rollback (``kind``). ``docs_before``/``docs_after`` are document history positions (see
+    ``NovelStore.documents_at``), ``checkpoint`` the checkpoint afterwards."""
+
+    chapter: int
+    kind: str
+    state_version: int
+    docs_before: int
+    docs_after: int
+    checkpoint: dict[str, Any]
+    created_at: str

@@ -15,6 +15,7 @@ from novel_desktop.domain.state_patch import PatchRejected
 from novel_desktop.storage import layout
 from novel_desktop.storage.chapters import REVISION_KINDS, new_revision
 from novel_desktop.storage.checkpoint import OPS_SKIP_KEY, get_checkpoint, meta_value, put_checkpoint
+from novel_desktop.storage.history import history_position, record_point, write_origin
 from novel_desktop.storage.repository import Repository, StoreError, content_hash, title_of
 from novel_desktop.storage.story_state import latest_state, store_patch_result
 from novel_desktop.storage.tables import (
@@ -56,7 +57,8 @@ class ChapterCommit(Repository):
         ``on_step`` is called between the steps (tests use it to kill the process mid-commit).
         """
         step = on_step or (lambda _name: None)
-        with self._write() as s:
+        with self._write() as s, write_origin(s, f"commit:{number}"):
+            docs_before = history_position(s)
             staged = {r.path: r for r in s.exec(select(StagingRow).where(StagingRow.chapter == number))}
             text_row = staged.get(layout.chapter_path(number))
             if text_row is None:
@@ -101,6 +103,8 @@ class ChapterCommit(Repository):
             chapter.current_revision_id = final.id
             chapter.chars = final.chars
             chapter.content_hash = content_hash(text_row.content)
+            # A text committed without its summary (status needs_rebuild) has no state derived from it yet.
+            chapter.source_hash = chapter.content_hash if status == "committed" else ""
             chapter.title = title_of(text_row.content)
             chapter.status = status
             chapter.committed_at = now
@@ -184,5 +188,6 @@ class ChapterCommit(Repository):
             put_checkpoint(s, checkpoint)
             for row in staged.values():
                 s.delete(row)
+            record_point(s, number, "commit", state_version, docs_before)
             step("checkpoint")
             return CommitResult(number, state_version, applied, dropped, skipped, recommend)

@@ -16,7 +16,7 @@ from sqlalchemy import Connection, Engine, inspect, text
 from sqlmodel import SQLModel
 
 from novel_desktop.storage.engine import writer
-from novel_desktop.storage.tables import SCHEMA_V1_TABLES
+from novel_desktop.storage.tables import SCHEMA_V1_TABLES, SCHEMA_V2_TABLES
 
 
 class SchemaError(Exception):
@@ -24,11 +24,59 @@ class SchemaError(Exception):
 
 
 def _create_v1(conn: Connection) -> None:
+    # Today's table classes: a new file's chapters table already has schema 2's column.
     SQLModel.metadata.create_all(conn, tables=[t.__table__ for t in SCHEMA_V1_TABLES])  # type: ignore[attr-defined]
 
 
+#: Who wrote a document: the meta row a multi-step operation (a chapter commit, a rebuild, a rollback) sets
+#: for the length of its transaction, read by the history triggers.
+WRITE_ORIGIN_KEY = "write_origin"
+_ORIGIN = f"COALESCE((SELECT value FROM meta WHERE key = '{WRITE_ORIGIN_KEY}'), '')"
+_NOW = "strftime('%Y-%m-%dT%H:%M:%SZ', 'now')"
+
+_HISTORY_TRIGGERS = (
+    f"""CREATE TRIGGER documents_history_insert AFTER INSERT ON documents BEGIN
+        INSERT INTO document_history(path, content, origin, created_at)
+        VALUES (new.path, new.content, {_ORIGIN}, {_NOW});
+    END""",
+    f"""CREATE TRIGGER documents_history_update AFTER UPDATE ON documents
+    WHEN old.content IS NOT new.content OR old.path IS NOT new.path BEGIN
+        INSERT INTO document_history(path, content, origin, created_at)
+        SELECT old.path, NULL, {_ORIGIN}, {_NOW} WHERE old.path IS NOT new.path;
+        INSERT INTO document_history(path, content, origin, created_at)
+        VALUES (new.path, new.content, {_ORIGIN}, {_NOW});
+    END""",
+    f"""CREATE TRIGGER documents_history_delete AFTER DELETE ON documents BEGIN
+        INSERT INTO document_history(path, content, origin, created_at)
+        VALUES (old.path, NULL, {_ORIGIN}, {_NOW});
+    END""",
+)
+
+
+def _history_v2(conn: Connection) -> None:
+    """Schema 2: the source hash of each chapter's state, the document history (kept by triggers, so no
+    write path can forget it), each chapter's point, the model-call ledger and the rollback archive."""
+    cols = {row[1] for row in conn.exec_driver_sql("PRAGMA table_info(chapters)")}
+    if "source_hash" not in cols:  # a file made by schema 1's program (a new file gets the column at once)
+        conn.execute(text("ALTER TABLE chapters ADD COLUMN source_hash VARCHAR NOT NULL DEFAULT ''"))
+    # What is committed and consistent was derived from its current text; a chapter waiting for its rebuild
+    # was not (its source is unknown, so it stays stale).
+    conn.execute(
+        text("UPDATE chapters SET source_hash = content_hash WHERE status = 'committed' AND source_hash = ''")
+    )
+    SQLModel.metadata.create_all(conn, tables=[t.__table__ for t in SCHEMA_V2_TABLES])  # type: ignore[attr-defined]
+    conn.execute(
+        text(
+            "INSERT INTO document_history(path, content, origin, created_at) "
+            "SELECT path, content, 'migration', updated_at FROM documents ORDER BY path"
+        )
+    )
+    for statement in _HISTORY_TRIGGERS:
+        conn.exec_driver_sql(statement)
+
+
 #: ``MIGRATIONS[i]`` brings a file from version ``i`` to ``i + 1``. Append; never edit a released step.
-MIGRATIONS: list[Callable[[Connection], None]] = [_create_v1]
+MIGRATIONS: list[Callable[[Connection], None]] = [_create_v1, _history_v2]
 
 
 def current_version() -> int:

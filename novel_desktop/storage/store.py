@@ -22,6 +22,7 @@ from sqlmodel import Session, col, select
 from novel_desktop.domain.common import iso_now
 from novel_desktop.domain.records import (
     ChapterInfo,
+    ChapterPoint,
     CommitResult,
     RebuildReport,
     RevisionInfo,
@@ -48,6 +49,7 @@ from novel_desktop.storage.errors import (
     TargetExistsError,
     UnsafePathError,
 )
+from novel_desktop.storage.history import HistoryRepository
 from novel_desktop.storage.migrations import SchemaError, current_version, file_version, migrate
 from novel_desktop.storage.repository import (
     PLATFORMS,
@@ -73,6 +75,7 @@ __all__ = [
     "OPS_SKIP_KEY",
     "PLATFORMS",
     "ChapterInfo",
+    "ChapterPoint",
     "CommitResult",
     "CorruptNovelError",
     "DiskFullError",
@@ -104,6 +107,7 @@ class NovelStore(
     ExtraFileRepository,
     ChapterRepository,
     StateRepository,
+    HistoryRepository,
     ChapterCommit,
 ):
     """One open ``.novel`` file."""

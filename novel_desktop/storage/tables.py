@@ -50,6 +50,10 @@ class ChapterRow(SQLModel, table=True):
     current_revision_id: int | None = None
     chars: int = 0
     content_hash: str = ""
+    #: Hash of the text the chapter's summary and state ops were derived from (schema 2). A chapter whose
+    #: ``content_hash`` differs (edited, replaced, imported without a summary) is stale: the state no longer
+    #: follows from its text.
+    source_hash: str = ""
     committed_at: str = ""
     updated_at: str = ""
 
@@ -158,6 +162,90 @@ class ExtraFileRow(SQLModel, table=True):
     path: str = Field(primary_key=True)
     data: bytes
 
+
+class DocumentHistoryRow(SQLModel, table=True):
+    """Every content a project document has had (schema 2), written by triggers on ``documents``.
+
+    ``content`` is None for a deletion. ``origin`` is what wrote it: ``commit:N``, ``rebuild:N``,
+    ``rollback:N`` or "" (the author, planning, an import). The newest row of a path with ``id <= seq`` is
+    the document as it was at history position ``seq``.
+    """
+
+    __tablename__ = "document_history"
+    id: int | None = Field(default=None, primary_key=True)
+    path: str = Field(index=True)
+    content: str | None = None
+    origin: str = ""
+    created_at: str = ""
+
+
+class ChapterPointRow(SQLModel, table=True):
+    """Where the novel stood when a chapter's state was (re)derived (schema 2): one row per commit, rebuild
+    or rollback of the chapter. The newest row of a chapter is its point.
+
+    ``docs_before`` is the document history position just before the operation wrote anything (the
+    documents the chapter was written from), ``docs_after`` the position after it; ``state_version`` the
+    state after the chapter; ``checkpoint`` the checkpoint JSON afterwards (volume position).
+    """
+
+    __tablename__ = "chapter_points"
+    id: int | None = Field(default=None, primary_key=True)
+    chapter: int = Field(index=True)
+    kind: str
+    state_version: int
+    docs_before: int = 0
+    docs_after: int = 0
+    checkpoint: str = ""
+    created_at: str = ""
+
+
+class ModelCallRow(SQLModel, table=True):
+    """One model call's tokens and cost (schema 2), whatever it was for and however it ended.
+
+    ``chapter`` is the chapter it worked on (None for planning outside a chapter); ``purpose`` the step
+    (write, summarize, judge, rejudge, plan, quick_start, rebuild …); ``status`` ok, failed or cancelled.
+    """
+
+    __tablename__ = "model_calls"
+    id: int | None = Field(default=None, primary_key=True)
+    created_at: str
+    chapter: int | None = Field(default=None, index=True)
+    role: str = ""
+    model: str = ""
+    purpose: str = ""
+    status: str = "ok"
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cost_usd: float = 0.0
+    duration_ms: int = 0
+    attempts: int = 1
+
+
+class ArchivedChapterRow(SQLModel, table=True):
+    """A chapter a rollback removed (schema 2): its text, summary, evaluation, log and every revision, kept
+    so it can be listed, read and restored. ``rollback_id`` groups the chapters one rollback removed."""
+
+    __tablename__ = "archived_chapters"
+    id: int | None = Field(default=None, primary_key=True)
+    rollback_id: int = Field(index=True)
+    chapter: int
+    volume: int = 1
+    title: str = ""
+    storyline_id: str | None = None
+    content: str
+    summary: str | None = None
+    evaluation: str | None = None
+    pipeline_log: str | None = None
+    #: JSON list of {"kind", "content", "created_at", "note"}: the chapter's revisions, oldest first.
+    revisions: str = "[]"
+    removed_at: str = ""
+    restored_at: str | None = None
+
+
+#: Tables schema version 2 adds.
+SCHEMA_V2_TABLES = [DocumentHistoryRow, ChapterPointRow, ModelCallRow, ArchivedChapterRow]
 
 #: Tables of schema version 1, in creation order. Later versions add their tables in their own migration.
 SCHEMA_V1_TABLES = [

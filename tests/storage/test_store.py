@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from novel_desktop.storage.migrations import current_version
 from novel_desktop.storage.store import NovelStore, ReadOnlyError, StoreError
 
 
@@ -19,7 +20,7 @@ def test_new_novel_is_one_wal_sqlite_file_with_foreign_keys(store: NovelStore, n
     assert meta["title"] == "测试小说"
     assert meta["genre"] == "玄幻"
     assert meta["platform"] == "qidian"
-    assert meta["schema_version"] == "1"
+    assert meta["schema_version"] == str(current_version())
     cp = store.checkpoint()
     assert cp["last_completed_chapter"] == 0
     assert cp["orchestrator_state"] == "INIT"
