@@ -27,7 +27,9 @@ def test_a_commit_leaves_a_point_with_the_documents_before_and_after_it(store: N
     assert store.document_at(layout.memory_path("main"), one.docs_before) is None
     assert store.document_at(layout.memory_path("main"), one.docs_after) == "林风入山。"
     # Chapter 2 was written from the author's edit of the memory, made between the two commits.
-    assert store.documents_at(two.docs_before, "storylines/") == {layout.memory_path("main"): "作者改过的记忆"}
+    assert store.documents_at(two.docs_before, "storylines/") == {
+        layout.memory_path("main"): "作者改过的记忆"
+    }
     assert store.documents_at(two.docs_after)[layout.memory_path("main")] == "林风入山，拜师。"
     assert store.documents_at(two.docs_after)["world/rules.json"] == '{"rules": []}'
     assert store.chapter_point(3) is None
