@@ -45,7 +45,7 @@ def test_status_shows_six_chapters_open_threads_and_a_stale_edit(demo: NovelStor
     assert status.chapters == 6
     assert status.last_completed_chapter == 6
     assert status.open_foreshadowing > 0
-    assert status.needs_rebuild == [4, 5, 6]
+    assert status.stale_chapters == [4, 5, 6]
     assert status.mean_score is not None and 3.4 <= status.mean_score <= 4.5
     assert status.inflight_chapter is None
 

@@ -35,7 +35,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         raise CliError(str(exc), 2) from None
     with open_store(str(path), write=False) as store:
         report = store.status()
-    stale = "、".join(str(n) for n in report.needs_rebuild) or "无 none"
+    stale = "、".join(str(n) for n in report.stale_chapters) or "无 none"
     print(
         f"已生成示例小说《{report.title}》：{path} (demo written)\n"
         f"{report.chapters} 章 chapters，{report.total_chars:,} 字，"

@@ -136,7 +136,7 @@ def cmd_draft(args: argparse.Namespace) -> int:
                 )
             elif args.commit:
                 result = commit_as_is(store, draft.chapter)
-                stale = draft.chapter in store.status().needs_rebuild
+                stale = draft.chapter in store.status().stale_chapters
                 message = (
                     f"第 {draft.chapter} 章已按现状提交（已标记质量问题），状态版本 {result.state_version}"
                 )

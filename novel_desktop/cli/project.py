@@ -174,8 +174,8 @@ def cmd_status(args: argparse.Namespace) -> int:
     ]
     if report.inflight_chapter is not None:
         lines.append(f"进行中 in flight: 第 {report.inflight_chapter} 章（下次续写会从中断处恢复）")
-    if report.needs_rebuild:
-        chapters = "、".join(str(n) for n in report.needs_rebuild)
+    if report.stale_chapters:
+        chapters = "、".join(str(n) for n in report.stale_chapters)
         lines.append(f"需要重建 needs rebuild: 第 {chapters} 章")
     print("\n".join(lines))
     return 0

@@ -120,7 +120,7 @@ class DraftController(QObject):
             commit_as_is(self.project.store, n)
         except (DraftError, StoreError) as exc:
             raise DraftRefused(str(exc)) from None
-        stale = n in self.project.status().needs_rebuild
+        stale = n in self.project.status().stale_chapters
         self.project.notify_pipeline_commit()
         self.draft_committed.emit(n, stale)
         return stale

@@ -45,12 +45,13 @@ class StatusReport:
     mean_score: float | None
     open_foreshadowing: int
     state_version: int
-    needs_rebuild: list[int] = field(default_factory=list)
+    #: The chapters whose summary and state no longer follow from their text: the first one edited (or
+    #: imported without a summary) and every chapter after it. Writing on waits for ``novel rebuild``.
+    stale_chapters: list[int] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data.pop("title")
-        data.pop("needs_rebuild")
         return data
 
 

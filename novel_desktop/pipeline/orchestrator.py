@@ -168,7 +168,7 @@ def recommend(store: NovelStore | None) -> Recommendation:
     else:
         pending = [p for p in cp.get("pending_actions") or [] if isinstance(p, dict)]
         rng = volume_plan.volume_range(store, volume)
-        stale = store.status().needs_rebuild
+        stale = store.status().stale_chapters
         if stale:
             # A hand edit made the summaries and the state of these chapters stale (001 §10.8): writing on
             # would build on a state that no longer matches the text.

@@ -477,6 +477,8 @@ def _import_one(
             title=title_of(text),
             chars=rev.chars,
             content_hash=content_hash(text),
+            # A project folder's summaries and state were derived from its chapters' texts.
+            source_hash=content_hash(text),
             committed_at=now,
             updated_at=now,
         )

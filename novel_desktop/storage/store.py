@@ -270,13 +270,7 @@ class NovelStore(
                 select(func.count(col(ChapterRow.number)), func.sum(ChapterRow.chars))
             ).one()
             mean = s.exec(select(func.avg(EvaluationRow.overall))).one()
-            stale = list(
-                s.exec(
-                    select(ChapterRow.number)
-                    .where(ChapterRow.status == "needs_rebuild")
-                    .order_by(col(ChapterRow.number))
-                )
-            )
+            stale = stale_chapters(s)
             state = latest_state(s)
             title = meta_value(s, "title") or ""
             fs_row = s.get(DocumentRow, layout.GLOBAL_FORESHADOWING)
@@ -301,8 +295,23 @@ class NovelStore(
             mean_score=round(float(mean), 2) if mean is not None else None,
             open_foreshadowing=open_fs,
             state_version=int(state.get("state_version", 0)),
-            needs_rebuild=stale,
+            stale_chapters=stale,
         )
+
+    def stale_chapters(self) -> list[int]:
+        """The chapters whose summary and state no longer follow from their text (:func:`stale_chapters`)."""
+        with self._read() as s:
+            return stale_chapters(s)
+
+
+def stale_chapters(s: Session) -> list[int]:
+    """The stale chapters: the first chapter whose text is not the one its summary and state ops came from
+    (edited, replaced, imported without a summary, or marked ``needs_rebuild``), and every chapter after it —
+    each of those was derived from a state the stale one no longer supports."""
+    columns = (ChapterRow.number, ChapterRow.status, ChapterRow.content_hash, ChapterRow.source_hash)
+    rows = s.exec(select(*columns).order_by(col(ChapterRow.number))).all()
+    first = next((n for n, status, text, source in rows if status == "needs_rebuild" or text != source), None)
+    return [] if first is None else [n for n, *_ in rows if n >= first]
 
 
 def clear_stale_lock(path: str | Path, *, force: bool = False) -> lock.LockInfo | None:

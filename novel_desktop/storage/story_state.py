@@ -169,6 +169,8 @@ class StateRepository(Repository):
                 )
             for ch in s.exec(select(ChapterRow).where(col(ChapterRow.number) >= chapter)):
                 ch.status = "needs_rebuild" if ch.number in report.disagreeing else "committed"
+                if ch.number == chapter:
+                    ch.source_hash = ch.content_hash
                 s.add(ch)
             return report
 

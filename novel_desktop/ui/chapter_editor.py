@@ -321,7 +321,7 @@ class ChapterTab(QWidget):
         layout.addWidget(self.editor, 1)
         self.editor.chapter_saved.connect(self._on_editor_chapter_saved)
         self.rebuild_bar.rebuild_clicked.connect(self._on_rebuild_bar_rebuild_clicked)
-        if number in project.status().needs_rebuild and not project.readonly:
+        if number in project.status().stale_chapters and not project.readonly:
             self.rebuild_bar.offer(number, [])
 
     def _on_editor_chapter_saved(self, number: int, marked: list[int]) -> None:

@@ -259,8 +259,8 @@ class MainWindow(WindowActions):
             return
         st = self.project.status()
         text = tr("全书 {chapters} 章 · {chars} 字").format(chapters=st.chapters, chars=f"{st.total_chars:,}")
-        if st.needs_rebuild:
-            text += " · " + tr("{n} 章待重建").format(n=len(st.needs_rebuild))
+        if st.stale_chapters:
+            text += " · " + tr("{n} 章待重建").format(n=len(st.stale_chapters))
         self.novel_label.setText(text)
 
     # ------------------------------------------------------------------ tabs

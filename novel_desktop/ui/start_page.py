@@ -224,8 +224,8 @@ class StartPage(QScrollArea):
             if status.mean_score is not None:
                 parts.append(tr("平均分 {score:.2f}").format(score=status.mean_score))
             parts.append(tr("未回收伏笔 {n}").format(n=status.open_foreshadowing))
-            if status.needs_rebuild:
-                parts.append(tr("{n} 章待重建").format(n=len(status.needs_rebuild)))
+            if status.stale_chapters:
+                parts.append(tr("{n} 章待重建").format(n=len(status.stale_chapters)))
             self.subtitle.setText(" · ".join(parts))
         else:
             self.subtitle.setText(tr("一卷一卷写长篇：大纲、续写、质量评审、故事线和伏笔，一处看全。"))

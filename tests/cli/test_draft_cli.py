@@ -144,7 +144,7 @@ def test_chapter_read_and_replace_as_the_editor_does(
         assert store.chapter_text(1) == edit.read_text(encoding="utf-8")
         assert len(store.revisions(1)) == revisions + 1
         assert original in [store.revision_text(r.id) for r in store.revisions(1)]
-        assert store.status().needs_rebuild == [1, 2]
+        assert store.status().stale_chapters == [1, 2]
     assert main(["chapter", str(novel), "1", "--replace", str(edit)]) == 0
     assert "没有改动" in capsys.readouterr().out
 
@@ -163,7 +163,7 @@ def test_chapter_that_does_not_exist_or_a_bad_file(
     assert main(["chapter", str(novel), "1", "--replace", str(gbk)]) == 1
     assert "UTF-8" in capsys.readouterr().err
     with NovelStore.open(novel, readonly=True) as store:
-        assert store.status().needs_rebuild == []
+        assert store.status().stale_chapters == []
 
 
 def test_replacing_in_a_novel_locked_by_another_writer_exits_3(

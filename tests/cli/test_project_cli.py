@@ -69,6 +69,7 @@ def test_status_json_has_the_contract_keys(novel: Path, capsys: pytest.CaptureFi
         "mean_score": 4.2,
         "open_foreshadowing": 0,
         "state_version": 0,
+        "stale_chapters": [],
     }
     assert main(["status", str(novel)]) == 0
     out = capsys.readouterr().out

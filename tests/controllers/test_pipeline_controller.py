@@ -264,7 +264,7 @@ def test_edit_a_committed_chapter_then_rebuild_lists_the_later_chapters(
     [(report,)] = rec.args("rebuild_finished")
     assert report["chapter"] == 4
     assert list(report["disagreeing"]) == [5]  # chapter 5 moved 林枫 too: the author should check it
-    assert project.status().needs_rebuild == [5]
+    assert project.status().stale_chapters == [5]
 
 
 def test_rebuild_without_a_state_snapshot_fails_and_leaves_the_state(

@@ -71,5 +71,5 @@ def test_rebuilding_a_chapter_with_no_later_ones_agrees(store: NovelStore) -> No
     store.save_manual_edit(2, "# 第2章\n\n　　改写后的正文。")
     report = asyncio.run(rebuild_from(store, EditedSummarizer(), 2))
     assert report.disagreeing == {}
-    assert store.status().needs_rebuild == []
+    assert store.status().stale_chapters == []
     assert store.current_state()["characters"]["lin-feng"]["location"] == "洛阳"

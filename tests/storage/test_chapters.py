@@ -24,7 +24,7 @@ def test_manual_edit_keeps_every_revision_and_marks_later_chapters(store: NovelS
     assert store.revision_text(first.id) == "# 第2章\n正文2"
     statuses = {c.number: c.status for c in store.list_chapters()}
     assert statuses == {1: "committed", 2: "needs_rebuild", 3: "needs_rebuild"}
-    assert store.status().needs_rebuild == [2, 3]
+    assert store.status().stale_chapters == [2, 3]
     with pytest.raises(StoreError):
         store.save_manual_edit(9, "无")
 

@@ -73,7 +73,7 @@ def test_autosave_keeps_a_manual_revision_and_offers_rebuild(
     assert saved.args == [1, [1, 2]]
     assert [r.kind for r in project.revisions(1)] == ["imported", "manual"]
     assert project.chapter_text(1).endswith("又一阵雨")
-    assert project.status().needs_rebuild == [1, 2]
+    assert project.status().stale_chapters == [1, 2]
     assert tab.rebuild_bar.isVisible()
     assert "第2" in tab.rebuild_bar.label.text()
     with qtbot.waitSignal(tab.rebuild_requested) as request:

@@ -163,7 +163,7 @@ class RunFlows:
         if not w.project.is_open:
             return
         w.save_all()
-        stale = w.project.status().needs_rebuild
+        stale = w.project.status().stale_chapters
         if not stale:
             alerts.info(w, tr("重建"), tr("没有需要重建的章节：摘要和故事状态都与正文一致。"))
             return
