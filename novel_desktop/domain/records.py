@@ -93,3 +93,74 @@ class ChapterPoint:
     docs_after: int
     checkpoint: dict[str, Any]
     created_at: str
+
+
+@dataclass(frozen=True)
+class RollbackPlan:
+    """What a rollback to chapter ``to_chapter`` would remove (shown before the author confirms)."""
+
+    to_chapter: int
+    #: (chapter, title, chars) of each committed chapter after ``to_chapter``, in order.
+    chapters: list[tuple[int, str, int]]
+    #: The chapter in flight (staged, not committed) that goes too, if any.
+    staged_chapter: int | None = None
+
+    @property
+    def chars(self) -> int:
+        return sum(chars for _n, _title, chars in self.chapters)
+
+
+@dataclass
+class RollbackReport:
+    """What a rollback did: the chapters moved to the archive, the state and documents restored."""
+
+    to_chapter: int
+    rollback_id: int
+    removed: list[int]
+    removed_chars: int
+    staged_chapter: int | None
+    state_version: int
+    #: Documents put back to their content right after ``to_chapter`` / deleted (they did not exist then).
+    restored_documents: list[str] = field(default_factory=list)
+    deleted_documents: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ArchivedChapterInfo:
+    """A chapter a rollback (or a trial reset) removed, as the archive lists it."""
+
+    id: int
+    rollback_id: int
+    chapter: int
+    volume: int
+    title: str
+    chars: int
+    removed_at: str
+    restored_at: str | None
+    #: True for a chapter that was still in flight (staged, never committed) when it was removed.
+    staged: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ArchivedRevision:
+    kind: str
+    content: str
+    chars: int
+    created_at: str
+    note: str
+
+
+@dataclass(frozen=True)
+class ArchivedChapter:
+    """One archived chapter in full: its text, summary and every revision (oldest first)."""
+
+    info: ArchivedChapterInfo
+    content: str
+    summary: str | None
+    revisions: list[ArchivedRevision]

@@ -65,14 +65,44 @@ def record_point(
 
 
 def point_of(s: Session, chapter: int) -> ChapterPoint | None:
-    """Chapter ``chapter``'s newest point, or None (committed before schema 2, or never committed)."""
+    """Chapter ``chapter``'s newest point, or None (committed before schema 2, never committed, or removed by
+    a rollback since)."""
     row = s.exec(
         select(ChapterPointRow)
         .where(ChapterPointRow.chapter == chapter)
         .order_by(col(ChapterPointRow.id).desc())
         .limit(1)
     ).first()
-    return _point(row) if row is not None else None
+    if row is None or point_removed(rollback_marks(s), row):
+        return None
+    return _point(row)
+
+
+# A rollback to chapter r (and a trial reset, a rollback to 0) leaves a ``rollback`` point of chapter r at
+# state version V. What was derived for a chapter after r before it (its snapshots, changelog groups and
+# points) belongs to a removed chapter: kept for the record, never replayed or read as the chapter's past.
+ROLLBACK = "rollback"
+
+
+def rollback_marks(s: Session) -> list[tuple[int, int, int]]:
+    """``(point id, chapter, state_version)`` of every rollback, oldest first."""
+    rows = s.exec(
+        select(ChapterPointRow.id, ChapterPointRow.chapter, ChapterPointRow.state_version)
+        .where(ChapterPointRow.kind == ROLLBACK)
+        .order_by(col(ChapterPointRow.id))
+    )
+    return [(int(i or 0), int(c), int(v)) for i, c, v in rows]
+
+
+def state_removed(marks: list[tuple[int, int, int]], chapter: int, state_version: int) -> bool:
+    """Whether chapter ``chapter``'s state at ``state_version`` (a snapshot, a changelog group) was derived
+    before a rollback removed the chapter."""
+    return any(chapter > r and state_version < v for _i, r, v in marks)
+
+
+def point_removed(marks: list[tuple[int, int, int]], row: ChapterPointRow) -> bool:
+    """Whether a point was recorded before a rollback removed its chapter."""
+    return any(row.chapter > r and int(row.id or 0) < i for i, r, _v in marks)
 
 
 def documents_at(s: Session, position: int, prefix: str = "") -> dict[str, str]:
@@ -118,8 +148,10 @@ class HistoryRepository(Repository):
     def chapter_points(self) -> dict[int, ChapterPoint]:
         """Every chapter's newest point, by chapter."""
         with self._read() as s:
+            marks = rollback_marks(s)
             rows = s.exec(select(ChapterPointRow).order_by(col(ChapterPointRow.id)))
-            return {row.chapter: _point(row) for row in rows}
+            newest = {row.chapter: row for row in rows}
+            return {c: _point(row) for c, row in newest.items() if not point_removed(marks, row)}
 
     def documents_at(self, position: int, prefix: str = "") -> dict[str, str]:
         """The documents under ``prefix`` as they were at history ``position`` (a point's ``docs_before``:

@@ -8,41 +8,36 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from sqlmodel import Session, col, delete, select
+from sqlmodel import Session
 
 from novel_desktop.domain.common import iso_now
 from novel_desktop.storage.engine import writer
+from novel_desktop.storage.history import ROLLBACK, history_position, record_point, write_origin
+from novel_desktop.storage.rollback import archive_and_drop
 from novel_desktop.storage.store import NovelStore, dumps, empty_state
-from novel_desktop.storage.tables import (
-    ChapterRevisionRow,
-    ChapterRow,
-    DocumentRow,
-    EvaluationRow,
-    PipelineLogRow,
-    StateSnapshotRow,
-    SummaryRow,
-)
+from novel_desktop.storage.tables import DocumentRow, EvaluationRow, PipelineLogRow, StateSnapshotRow
 
 
 def drop_chapters(store: NovelStore, chapters: Sequence[int]) -> int:
-    """Delete ``chapters`` with their summaries, evaluations, revisions and logs, and start the state over as
-    a new empty version (old snapshots stay for the record). Returns the new state version."""
+    """Move ``chapters`` (with their summaries, evaluations, revisions and logs) to the archive, where they
+    stay readable and restorable, and start the state over as a new empty version (old snapshots stay for
+    the record; a rollback point at chapter 0 marks what was derived from the removed chapters). Returns the
+    new state version."""
     version = store.state_version() + 1
     numbers = list(chapters)
-    with Session(writer(store.engine)) as s, s.begin():
-        for table in (SummaryRow, EvaluationRow, ChapterRevisionRow):
-            s.exec(delete(table).where(col(table.chapter).in_(numbers)))
-        s.exec(delete(PipelineLogRow).where(col(PipelineLogRow.chapter).in_(numbers)))
-        for row in s.exec(select(ChapterRow).where(col(ChapterRow.number).in_(numbers))):
-            s.delete(row)
+    now = iso_now()
+    with Session(writer(store.engine)) as s, s.begin(), write_origin(s, f"{ROLLBACK}:0"):
+        docs_before = history_position(s)
+        archive_and_drop(s, numbers, now)
         s.add(
             StateSnapshotRow(
                 state_version=version,
                 chapter=0,
                 content=dumps({**empty_state(), "state_version": version}),
-                created_at=iso_now(),
+                created_at=now,
             )
         )
+        record_point(s, 0, ROLLBACK, version, docs_before)
     return version
 
 

@@ -61,6 +61,7 @@ from novel_desktop.storage.repository import (
     empty_state,
     title_of,
 )
+from novel_desktop.storage.rollback import RollbackRepository
 from novel_desktop.storage.story_state import StateRepository, latest_state
 from novel_desktop.storage.tables import (
     ChapterRow,
@@ -109,6 +110,7 @@ class NovelStore(
     StateRepository,
     HistoryRepository,
     ChapterCommit,
+    RollbackRepository,
 ):
     """One open ``.novel`` file."""
 

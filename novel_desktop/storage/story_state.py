@@ -13,6 +13,7 @@ from novel_desktop.domain.records import RebuildReport
 from novel_desktop.domain.state_ops import apply_foreshadow_updates, apply_patch
 from novel_desktop.domain.state_patch import PatchResult
 from novel_desktop.storage import layout
+from novel_desktop.storage.history import rollback_marks, state_removed
 from novel_desktop.storage.repository import Repository, StoreError, dumps, empty_state
 from novel_desktop.storage.tables import (
     ChangelogRow,
@@ -185,24 +186,32 @@ def latest_state(s: Session) -> dict[str, Any]:
 
 
 def state_for_chapter(s: Session, chapter: int) -> dict[str, Any] | None:
-    """The newest state recorded after ``chapter`` (chapter 0: the state before the first chapter)."""
+    """The newest state recorded after ``chapter`` (chapter 0: the state before the first chapter); a state
+    of a chapter a rollback removed since does not count."""
+    marks = rollback_marks(s)
     row = s.exec(
         select(StateSnapshotRow)
         .where(StateSnapshotRow.chapter == chapter)
         .order_by(col(StateSnapshotRow.state_version).desc())
         .limit(1)
     ).first()
+    if row is not None and state_removed(marks, chapter, row.state_version):
+        row = None
     if row is None and chapter == 0:
         row = s.exec(select(StateSnapshotRow).order_by(col(StateSnapshotRow.state_version)).limit(1)).first()
     return json.loads(row.content) if row else None
 
 
 def changelog_by_chapter(s: Session) -> dict[int, list[dict[str, Any]]]:
-    """Each chapter's newest group of applied ops (a rebuild's group supersedes the original)."""
+    """Each chapter's newest group of applied ops (a rebuild's group supersedes the original). The groups of
+    chapters a rollback removed (written before it) are left out: they are kept for the record only."""
+    marks = rollback_marks(s)
     newest: dict[int, int] = {}
     groups: dict[tuple[int, int], list[dict[str, Any]]] = {}
     for row in s.exec(select(ChangelogRow).order_by(col(ChangelogRow.id))):
         if row.chapter is None or row.state_version is None:
+            continue
+        if state_removed(marks, row.chapter, row.state_version):
             continue
         entry = json.loads(row.content)
         key = (row.chapter, row.state_version)

@@ -242,6 +242,8 @@ class ArchivedChapterRow(SQLModel, table=True):
     revisions: str = "[]"
     removed_at: str = ""
     restored_at: str | None = None
+    #: True for a chapter that was in flight (staged, never committed) when it was removed.
+    staged: bool = False
 
 
 #: Tables schema version 2 adds.
