@@ -367,6 +367,8 @@ class ProjectTree(QWidget):
     document_requested = Signal(str, str)
     #: 修改…: a form's kind ("characters", "storylines", "world") and the item's key (slug, id; "" for all).
     edit_requested = Signal(str, str)
+    #: 回滚到此章: remove every chapter after this one (the rollback flow confirms first).
+    rollback_requested = Signal(int)
 
     def __init__(self, project: ProjectController, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -445,13 +447,29 @@ class ProjectTree(QWidget):
         return forms[kind], key
 
     def _on_view_context_menu_requested(self, pos: QPoint) -> None:
-        target = self.edit_target(self.view.indexAt(pos))
-        if target is None or self.project.readonly:
-            return
+        menu = self.context_menu(self.view.indexAt(pos))
+        if menu is not None:
+            menu.popup(self.view.viewport().mapToGlobal(pos))
+
+    def context_menu(self, index: _ModelIndex) -> QMenu | None:
+        """The row's menu: 修改… for a character, storyline or rule; 回滚到此章 for a committed chapter."""
+        if self.project.readonly:
+            return None
+        node = self.model.node(index)
+        target = self.edit_target(index)
         menu = QMenu(self)
-        action = menu.addAction(tr("修改…"))
-        action.triggered.connect(lambda _checked=False: self.edit_requested.emit(*target))
-        menu.popup(self.view.viewport().mapToGlobal(pos))
+        if target is not None:
+            action = menu.addAction(tr("修改…"))
+            action.triggered.connect(lambda _checked=False: self.edit_requested.emit(*target))
+        elif node.kind == CHAPTER and int(node.key) in {c.number for c in self.project.chapters()}:
+            number = int(node.key)
+            action = menu.addAction(tr("回滚到此章…"))
+            action.setObjectName("RollbackAction")
+            action.triggered.connect(lambda _checked=False: self.rollback_requested.emit(number))
+        else:
+            menu.deleteLater()
+            return None
+        return menu
 
     def open_index(self, index: _ModelIndex) -> None:
         node = self.model.node(index)
