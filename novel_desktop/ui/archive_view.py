@@ -25,6 +25,11 @@ from novel_desktop.i18n import tr
 _ID = Qt.ItemDataRole.UserRole
 
 
+def _when(stamp: str) -> str:
+    """``2026-11-25T01:44:29+00:00`` → ``2026-11-25 01:44``."""
+    return stamp[:16].replace("T", " ")
+
+
 class ArchiveView(QDialog):
     """A window (not modal) over the archive. ``restore_requested`` carries an archived chapter's id; the
     flow restores it and calls :meth:`show_archive` again."""
@@ -92,7 +97,7 @@ class ArchiveView(QDialog):
         for info in chapters:
             batch = batches.get(info.rollback_id)
             if batch is None:
-                batch = QTreeWidgetItem([tr("第 {n} 次回滚").format(n=info.rollback_id), "", info.removed_at])
+                batch = QTreeWidgetItem([tr("第 {n} 次回滚").format(n=info.rollback_id), "", _when(info.removed_at)])
                 self.list.addTopLevelItem(batch)
                 batch.setExpanded(True)
                 batches[info.rollback_id] = batch
@@ -105,7 +110,7 @@ class ArchiveView(QDialog):
                 state = tr("可恢复")
             else:
                 state = ""
-            item = QTreeWidgetItem([label, f"{info.chars:,}", info.removed_at, state])
+            item = QTreeWidgetItem([label, f"{info.chars:,}", _when(info.removed_at), state])
             item.setData(0, _ID, info.id)
             item.setData(1, _ID, info)
             batch.addChild(item)
@@ -128,7 +133,7 @@ class ArchiveView(QDialog):
         for i, rev in enumerate(chapter.revisions, 1):
             self.revision.addItem(
                 tr("{i}. {kind} · {chars} 字 · {when}").format(
-                    i=i, kind=rev.kind, chars=f"{rev.chars:,}", when=rev.created_at
+                    i=i, kind=rev.kind, chars=f"{rev.chars:,}", when=_when(rev.created_at)
                 )
             )
         self.revision.setCurrentIndex(0)

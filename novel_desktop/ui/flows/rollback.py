@@ -76,7 +76,7 @@ class RollbackFlows:
         count, chars = len(report.removed), f"{report.removed_chars:,}"
         w.statusBar().showMessage(message.format(n=chapter, count=count, chars=chars), 20000)
         if self.view is not None and self.view.isVisible():
-            self.show_archive()
+            self._refresh()
 
     def _on_controller_rolled_back(self, removed: list[int]) -> None:
         w = self.window
@@ -90,6 +90,15 @@ class RollbackFlows:
 
     # ------------------------------------------------------------------ 已移除的章节
     def show_archive(self) -> ArchiveView | None:
+        view = self._refresh()
+        if view is None:
+            return None
+        if view.isVisible():
+            view.raise_()  # already open behind the window: bring it forward
+        view.show()
+        return view
+
+    def _refresh(self) -> ArchiveView | None:
         w = self.window
         try:
             chapters = self.controller.archived()
@@ -102,8 +111,6 @@ class RollbackFlows:
             self.view.restore_requested.connect(self._on_view_restore_requested)
         last = max((c.number for c in w.project.chapters()), default=0)
         self.view.show_archive(chapters, last + 1)
-        self.view.show()
-        self.view.raise_()
         return self.view
 
     def _on_view_chapter_selected(self, archive_id: int) -> None:
@@ -121,7 +128,7 @@ class RollbackFlows:
         except RollbackDenied as exc:
             alerts.warning(self.view or w, tr("恢复章节"), str(exc))
             return
-        self.show_archive()
+        self._refresh()
         w.open_chapter(info.chapter)
         w.statusBar().showMessage(
             tr("已恢复第{n}章；它需要重建（写作 → 重建）才能继续写").format(n=info.chapter), 20000
