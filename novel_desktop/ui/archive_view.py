@@ -97,7 +97,8 @@ class ArchiveView(QDialog):
         for info in chapters:
             batch = batches.get(info.rollback_id)
             if batch is None:
-                batch = QTreeWidgetItem([tr("第 {n} 次回滚").format(n=info.rollback_id), "", _when(info.removed_at)])
+                name = tr("第 {n} 次回滚").format(n=info.rollback_id)
+                batch = QTreeWidgetItem([name, "", _when(info.removed_at)])
                 self.list.addTopLevelItem(batch)
                 batch.setExpanded(True)
                 batches[info.rollback_id] = batch

@@ -53,7 +53,9 @@ def _trigger_rollback(window: MainWindow, number: int) -> None:
     action.trigger()
 
 
-def test_the_chapter_menu_rolls_back_after_a_confirmation(window: MainWindow, alerts: RecordingAlerts) -> None:
+def test_the_chapter_menu_rolls_back_after_a_confirmation(
+    window: MainWindow, alerts: RecordingAlerts
+) -> None:
     assert _menu_texts(window, 4) == ["回滚到此章…"]
     window.open_chapter(5)
     window.open_chapter(6)
