@@ -283,7 +283,7 @@ def _plan(s: Session, chapter: int) -> RollbackPlan:
         else:
             hint = "没有可回滚到的章节 (no chapter can be rolled back to)"
         raise _refuse(
-            f"第 {chapter} 章提交于旧版本，没有记录当时的状态，无法精确回滚到它；{hint} "
+            f"第 {chapter} 章没有记录提交时的状态（旧版本提交或导入的章节），无法精确回滚到它；{hint} "
             f"(chapter {chapter} has no recorded point)"
         )
     staged = s.exec(
