@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from novel_desktop.i18n import tr
 from novel_desktop.ui import alerts
@@ -76,8 +76,9 @@ class StaleFlows:
     def __init__(self, window: MainWindow) -> None:
         self.window = window
         self.bar = RebuildBar()
-        layout = window.centralWidget().layout()
-        assert layout is not None
+        central = window.centralWidget()
+        layout = central.layout() if central is not None else None
+        assert isinstance(layout, QVBoxLayout)  # ui/novel_banner.with_banner's
         layout.insertWidget(1, self.bar)  # under the read-only banner, above the start page or the tabs
         #: The chapters the author put off with 稍后: the bar stays away until they change.
         self._dismissed: list[int] | None = None
