@@ -161,6 +161,7 @@ class PipelineController(QObject):
         self.volume_chapters: int | None = None
         #: What the current (or last) run is: "continue", "rebuild", a lifecycle or an on-demand action.
         self.run_name = "continue"
+        self.requested_chapters = 1  #: how many chapters the last 续写 asked for
 
     # ------------------------------------------------------------------ public API
     @property
@@ -176,8 +177,8 @@ class PipelineController(QObject):
         """Start writing ``count`` chapters (no-op while running)."""
         if self.running or not self.project.is_open or self.project.readonly:
             return
-        self.run_name = "continue"
-        self._start(self._run_chapters(max(1, int(count))))
+        self.run_name, self.requested_chapters = "continue", max(1, int(count))
+        self._start(self._run_chapters(self.requested_chapters))
 
     def rebuild(self, chapter: int) -> None:
         """Re-summarize a hand-edited chapter and replay the state; ``rebuild_finished`` reports it."""

@@ -151,3 +151,15 @@ def test_the_tree_and_the_bar_show_chapters_stale_by_their_text_on_opening(
     assert not bar.isVisible()
     win.close_novel()
     assert not bar.isVisible()
+
+
+def test_the_dock_continue_meets_the_pipeline_refusal_and_asks_the_same(
+    qloop: qasync.QEventLoop, window: MainWindow, fake: FakeAnthropicServer, alerts: RecordingAlerts
+) -> None:
+    window.project.save_chapter(2, window.project.chapter_text(2) + EDIT)
+    alerts.answer = False  # 取消
+    window.pipeline_dock.count_box.setValue(3)
+    run_until(qloop, lambda: window.pipeline.continue_chapters(3), window.pipeline.finished)
+    assert alerts.shown[-1][:2] == ("confirm", "需要先重建") and alerts.labels[-1] == ("先重建", "取消")
+    assert window.pipeline.requested_chapters == 3
+    assert fake.requests == []

@@ -54,8 +54,6 @@ class RunFlows:
         pc.lifecycle_finished.connect(self._on_pipeline_lifecycle_finished)
         pc.volume_finished.connect(self._on_pipeline_volume_finished)
         self.drafts = DraftFlows(window)  # the staged chapter after 手动改 (issue 14)
-        #: How many chapters the last 续写 asked for (written after a 先重建).
-        self.requested_chapters = 1
         self.stale = StaleFlows(window)  # the 重建 bar, and 先重建 before 续写 (issue 15)
 
     def _read_only(self) -> bool:
@@ -148,7 +146,6 @@ class RunFlows:
         if not w.project.is_open or w.pipeline.running or self._read_only():
             return
         w.save_all()  # the pipeline reads the chapters the author just edited
-        self.requested_chapters = count
         stale = w.project.status().stale_chapters
         if stale:  # never written past: 先重建 or 取消, and nothing is sent before the author chooses
             self.stale.ask(stale, count)

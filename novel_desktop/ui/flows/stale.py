@@ -150,5 +150,5 @@ class StaleFlows:
             QTimer.singleShot(0, lambda: self.window.runs.continue_chapters(count))
 
     def _on_pipeline_stale_refused(self, chapters: list[int]) -> None:
-        w = self.window
-        self.ask(chapters, w.runs.requested_chapters if w.pipeline.run_name == "continue" else None)
+        pc = self.window.pipeline
+        self.ask(chapters, pc.requested_chapters if pc.run_name == "continue" else None)
