@@ -113,10 +113,9 @@ class StaleFlows:
         """续写 met stale chapters: 先重建 (then write ``count`` chapters, if any) or 取消 (nothing sent)."""
         w = self.window
         span = chapter_span(chapters)
-        text = tr(
-            "第 {span} 章的正文改过，摘要和故事状态已过期。在它们之后续写，新章节会按过期的设定来写。\n\n"
-            "先从第 {first} 章起重建故事状态，成功后再续写？"
-        ).format(span=span, first=chapters[0])
+        why = tr("第 {span} 章的正文改过，摘要和故事状态已过期。在它们之后续写，新章节会按过期的设定来写。")
+        then = tr("先从第 {first} 章起重建故事状态，成功后再续写？")
+        text = why.format(span=span) + "\n\n" + then.format(first=chapters[0])
         first = chapters[0]
 
         def answered(rebuild: bool) -> None:
