@@ -21,6 +21,7 @@ from novel_desktop.pipeline.executor import (
     instructions,
     next_step,
 )
+from novel_desktop.pipeline.stale import StaleChaptersError
 from novel_desktop.pipeline.step_results import advance, validate
 
 EXIT_INVALID = 1
@@ -104,7 +105,10 @@ def _folder(value: str | None) -> Path | None:
 
 def cmd_next(args: argparse.Namespace) -> int:
     with open_store(args.novel, write=False) as store:
-        step = next_step(store)
+        try:
+            step = next_step(store)
+        except StaleChaptersError as exc:
+            raise CliError(exc.message(args.novel), EXIT_INVALID) from None
         if args.json:
             print_json({"step": step, "packet": instructions(store, step).to_json_dict()})
         else:
@@ -151,6 +155,8 @@ def cmd_advance(args: argparse.Namespace) -> int:
         except (StepInvalid, StepRefused) as exc:
             print(str(exc), file=sys.stderr)
             return EXIT_INVALID
+        except StaleChaptersError as exc:
+            raise CliError(exc.message(args.novel), EXIT_INVALID) from None
     print(result.message)
     for path in result.imported:
         print(f"  已导入 imported: {path}")

@@ -126,13 +126,16 @@ def _open(args: argparse.Namespace, path: str | None = None) -> AbstractContextM
 async def _with_orchestrator(
     session: NovelSession,
     body: Callable[[Orchestrator], Awaitable[int]],
+    novel: str = "",
     **options: Any,
 ) -> int:
-    """Run ``body`` with an orchestrator over the session's agents; map errors to exits."""
+    """Run ``body`` with an orchestrator over the session's agents; map errors to exits (``novel``: the
+    path as the author gave it, for the rebuild command a refusal names)."""
     from novel_desktop.llm.errors import LLMError
     from novel_desktop.pipeline.chapter import PipelineError
     from novel_desktop.pipeline.interaction import AnswersNeeded, GateBlocked, InteractionCancelled
     from novel_desktop.pipeline.orchestrator import Orchestrator
+    from novel_desktop.pipeline.stale import StaleChaptersError
     from novel_desktop.pipeline.steps import LifecycleError
 
     warn_settings(session)
@@ -146,6 +149,8 @@ async def _with_orchestrator(
     )
     try:
         return await body(orchestrator)
+    except StaleChaptersError as exc:
+        print(f"错误 / error: {exc.message(novel)}", file=sys.stderr)
     except LLMError as exc:
         print(f"模型服务出错，已保存进度，下次运行会从中断处继续：{exc.message}", file=sys.stderr)
     except (AnswersNeeded, GateBlocked, PipelineError, LifecycleError, StoreError) as exc:
@@ -198,7 +203,9 @@ def cmd_start(args: argparse.Namespace) -> int:
             print(f"下一步 next: {after.label} —— {after.reason}")
             return _finish(summary)
 
-        return session.run(lambda s: _with_orchestrator(s, body, style=style, volume_chapters=args.chapters))
+        return session.run(
+            lambda s: _with_orchestrator(s, body, args.novel, style=style, volume_chapters=args.chapters)
+        )
 
 
 def cmd_plan(args: argparse.Namespace) -> int:
@@ -215,7 +222,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
             print(f"下一步 next: {recommend(store).label}")
             return _finish(summary)
 
-        return session.run(lambda s: _with_orchestrator(s, body))
+        return session.run(lambda s: _with_orchestrator(s, body, args.novel))
 
 
 def cmd_review(args: argparse.Namespace) -> int:
@@ -228,7 +235,7 @@ def cmd_review(args: argparse.Namespace) -> int:
             outcome = await orch.step()
             return EXIT_STOPPED if outcome.blocked else 0
 
-        return session.run(lambda s: _with_orchestrator(s, body))
+        return session.run(lambda s: _with_orchestrator(s, body, args.novel))
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -252,4 +259,4 @@ def cmd_check(args: argparse.Namespace) -> int:
             print(report.message)
             return EXIT_STOPPED if report.pause else 0
 
-        return session.run(lambda s: _with_orchestrator(s, body))
+        return session.run(lambda s: _with_orchestrator(s, body, args.novel))

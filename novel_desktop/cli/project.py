@@ -175,8 +175,10 @@ def cmd_status(args: argparse.Namespace) -> int:
     if report.inflight_chapter is not None:
         lines.append(f"进行中 in flight: 第 {report.inflight_chapter} 章（下次续写会从中断处恢复）")
     if report.stale_chapters:
-        chapters = "、".join(str(n) for n in report.stale_chapters)
-        lines.append(f"需要重建 needs rebuild: 第 {chapters} 章")
+        from novel_desktop.pipeline.stale import StaleChaptersError
+
+        stale = StaleChaptersError(report.stale_chapters)
+        lines.append(f"需要重建 stale: {stale.message(args.novel)}")
     print("\n".join(lines))
     return 0
 

@@ -25,6 +25,7 @@ from novel_desktop.storage.store import StoreError
 if TYPE_CHECKING:
     from novel_desktop.pipeline.interaction import Responder
     from novel_desktop.session import NovelSession
+    from novel_desktop.storage.store import NovelStore
 
 EXIT_STOPPED = 1
 
@@ -122,6 +123,7 @@ async def _run_continue(session: NovelSession, args: argparse.Namespace) -> int:
     from novel_desktop.pipeline.chapter import ChapterPipeline, PipelineError
     from novel_desktop.pipeline.checks import after_chapter
     from novel_desktop.pipeline.interaction import AnswersNeeded, GateBlocked, InteractionCancelled
+    from novel_desktop.pipeline.stale import StaleChaptersError
 
     warn_settings(session)
     store = session.store
@@ -133,6 +135,8 @@ async def _run_continue(session: NovelSession, args: argparse.Namespace) -> int:
         except LLMError as exc:
             print(f"模型服务出错，本章未提交，下次运行会从中断处继续：{exc.message}", file=sys.stderr)
             return EXIT_STOPPED
+        except StaleChaptersError as exc:
+            raise CliError(exc.message(args.novel), EXIT_STOPPED) from None
         except (AnswersNeeded, GateBlocked, PipelineError, StoreError) as exc:
             print(str(exc), file=sys.stderr)
             return EXIT_STOPPED
@@ -164,11 +168,21 @@ async def _run_continue(session: NovelSession, args: argparse.Namespace) -> int:
     return 0
 
 
+def refuse_stale_chapters(store: NovelStore, novel: str) -> None:
+    """Exit 1, naming the stale chapters and the exact rebuild command, before anything is written."""
+    from novel_desktop.pipeline.stale import StaleChaptersError
+
+    stale = store.stale_chapters()
+    if stale:
+        raise CliError(StaleChaptersError(stale).message(novel), EXIT_STOPPED)
+
+
 def cmd_continue(args: argparse.Namespace) -> int:
     answers = _answers(args.answers_file)
     responder = responder_for(args.non_interactive, answers)
     with open_session(args.novel, write=True, responder=responder) as session:
         store = session.store
+        refuse_stale_chapters(store, args.novel)
         cp = store.checkpoint()
         volume = int(cp.get("current_volume") or 1)
         if store.document(f"{layout.volume_dir(volume)}/outline.md") is None:

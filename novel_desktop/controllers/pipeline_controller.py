@@ -127,6 +127,8 @@ class PipelineController(QObject):
     rebuild_finished = Signal(object)
     #: The periodic checks after a chapter (quality brief, style drift, audit): chapter, report, pause.
     checks_reported = Signal(int, str, bool)
+    #: Nothing was written: these chapters are stale (rebuild from the first, then write on).
+    stale_refused = Signal(list)
     #: The volume's last chapter is written: volume number (the next step is its review).
     volume_finished = Signal(int)
     #: The §8.2 state moved: old, new (orchestrator state names).
@@ -159,6 +161,7 @@ class PipelineController(QObject):
         self.volume_chapters: int | None = None
         #: What the current (or last) run is: "continue", "rebuild", a lifecycle or an on-demand action.
         self.run_name = "continue"
+        self.requested_chapters = 1  #: how many chapters the last 续写 asked for
 
     # ------------------------------------------------------------------ public API
     @property
@@ -174,8 +177,8 @@ class PipelineController(QObject):
         """Start writing ``count`` chapters (no-op while running)."""
         if self.running or not self.project.is_open or self.project.readonly:
             return
-        self.run_name = "continue"
-        self._start(self._run_chapters(max(1, int(count))))
+        self.run_name, self.requested_chapters = "continue", max(1, int(count))
+        self._start(self._run_chapters(self.requested_chapters))
 
     def rebuild(self, chapter: int) -> None:
         """Re-summarize a hand-edited chapter and replay the state; ``rebuild_finished`` reports it."""
@@ -248,6 +251,7 @@ class PipelineController(QObject):
         from novel_desktop.llm.errors import LLMError
         from novel_desktop.pipeline.chapter import PipelineError
         from novel_desktop.pipeline.interaction import AnswersNeeded, GateBlocked, InteractionCancelled
+        from novel_desktop.pipeline.stale import StaleChaptersError
         from novel_desktop.storage.store import StoreError
 
         try:
@@ -259,6 +263,8 @@ class PipelineController(QObject):
         except InteractionCancelled:
             self._log_cancel()
             self.cancelled.emit()
+        except StaleChaptersError as exc:
+            self.stale_refused.emit(exc.chapters)
         except LLMError as exc:
             self.failed.emit(f"{exc.message}\n{after()}")
         except (PipelineError, GateBlocked, AnswersNeeded, StoreError) as exc:
@@ -322,14 +328,6 @@ class PipelineController(QObject):
         finally:
             await http.aclose()  # also when the client never started (no API key)
 
-    def _check_outline(self) -> str | None:
-        store = self.project.store
-        volume = int(store.checkpoint().get("current_volume") or 1)
-        if store.document(f"{layout.volume_dir(volume)}/outline.md") is None:
-            message = tr("第 {volume} 卷还没有大纲：先“规划卷”（新书先“快速起步”）或在“大纲”页手写。")
-            return message.format(volume=volume)
-        return None
-
     def _volume_written(self) -> int | None:
         """The current volume when its last planned chapter is committed (nothing is in flight), else None."""
         from novel_desktop.pipeline.volume_plan import volume_range
@@ -345,40 +343,57 @@ class PipelineController(QObject):
         done = int(cp.get("last_completed_chapter") or 0)
         return volume if rng is not None and done >= rng[1] and not in_flight else None
 
-    async def _write(self, count: int) -> None:
-        from novel_desktop.pipeline.chapter import ChapterPipeline
-        from novel_desktop.pipeline.checks import after_chapter
+    def _ready_to_write(self) -> str | None:
+        """Refuse (StaleChaptersError) while chapters are stale; what stops 续写 before any model request
+        (no outline yet, a quick start not finished); else make WRITING the state the Orchestrator runs."""
+        from novel_desktop.domain.checkpoint import OrchestratorState as S
+        from novel_desktop.pipeline.orchestrator import effective_state
+        from novel_desktop.pipeline.stale import refuse_stale
 
-        problem = await asyncio.to_thread(self._check_outline)
-        if problem:
-            self.failed.emit(problem)
-            return
+        store = self.project.store
+        refuse_stale(store)
+        volume, problem = int(store.checkpoint().get("current_volume") or 1), None
+        if store.document(f"{layout.volume_dir(volume)}/outline.md") is None:
+            problem = tr("第 {volume} 卷还没有大纲：先“规划卷”（新书先“快速起步”）或在“大纲”页手写。")
+            problem = problem.format(volume=volume)
+        if problem is None and effective_state(store.checkpoint(), store.meta()) == S.QUICK_START:
+            problem = tr("快速起步还没有完成：先在开始页点“继续快速起步”，试写确认后再续写。")
+        if problem is None and store.checkpoint().get("orchestrator_state") != S.WRITING:
+            # The volume has an outline and chapters left to write (a hand-written outline, a review that was
+            # not finished): 续写 writes them, as it always did.
+            store.update_checkpoint(orchestrator_state=S.WRITING)
+        return problem
+
+    async def _write(self, count: int) -> None:
+        """续写: the Orchestrator's writing loop (the same path as ``novel start -n``), up to ``count``
+        chapters, stopping at the volume's end, a pause or a chapter left for the author."""
+        from novel_desktop.domain.checkpoint import OrchestratorState as S
+        from novel_desktop.pipeline.orchestrator import Orchestrator
+
         finished = await asyncio.to_thread(self._volume_written)
         if finished is not None:
             self.volume_finished.emit(finished)
             return
+        problem = await asyncio.to_thread(self._ready_to_write)
+        if problem:
+            self.failed.emit(problem)
+            return
         settings = await self._prepare()
         store = self.project.store
+        stops = frozenset({S.VOL_REVIEW, S.VOL_PLANNING, S.INIT, S.QUICK_START})
         async with self._session(settings) as session:
-            interaction = session.interaction
-            pipeline = ChapterPipeline(store, session.agents.chapter, interaction, emit=self._on_event)
-            for _ in range(count):
-                outcome = await pipeline.run_chapter()
-                if outcome.status != "committed":
-                    self.chapter_paused.emit(outcome.chapter, outcome.message)
-                    break
-                # The periodic checks (§6 Layer 3: brief and drift every 5, audit every 10) may pause.
-                report = await after_chapter(
-                    store, outcome.chapter, agents=session.agents.planning, interaction=interaction
-                )
-                if report.message:
-                    self.checks_reported.emit(outcome.chapter, report.message, report.pause)
-                if report.pause:
-                    break
-                finished = await asyncio.to_thread(self._volume_written)
-                if finished is not None:
-                    self.volume_finished.emit(finished)
-                    break
+            agents = session.agents
+            orchestrator = Orchestrator(
+                store, agents.planning, agents.chapter, session.interaction, emit=self._on_event
+            )
+            summary = await orchestrator.run_until_blocked(max_chapters=count, stop_at=stops)
+        last = summary.chapters[-1] if summary.chapters else None
+        if last is not None and last.status != "committed":
+            self.chapter_paused.emit(last.chapter, last.message)
+        elif not summary.blocked:  # the periodic checks' pause was reported (ChecksReported)
+            finished = await asyncio.to_thread(self._volume_written)
+            if finished is not None:
+                self.volume_finished.emit(finished)
 
     # ------------------------------------------------------------------ lifecycle (§8.2)
     async def _lifecycle(self, action: str) -> None:

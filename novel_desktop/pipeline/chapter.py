@@ -40,6 +40,7 @@ from novel_desktop.pipeline.events import (
     UsageUpdated,
 )
 from novel_desktop.pipeline.interaction import InteractionManager, resolve_gate
+from novel_desktop.pipeline.stale import refuse_stale
 from novel_desktop.storage import layout
 from novel_desktop.storage.aio import db
 from novel_desktop.storage.store import NovelStore, content_hash
@@ -189,7 +190,9 @@ class ChapterPipeline:
         return int(cp.get("last_completed_chapter") or 0) + 1
 
     async def run_chapter(self) -> ChapterOutcome:
-        """Write (or resume) the next chapter until it is committed or needs the author."""
+        """Write (or resume) the next chapter until it is committed or needs the author; raise
+        StaleChaptersError, before any model request, while earlier chapters are stale."""
+        await db(refuse_stale, self.store)
         cp = await db(self.store.checkpoint)
         n = await self.next_chapter()
         resumed = cp.get("pipeline_stage") if cp.get("inflight_chapter") == n else None

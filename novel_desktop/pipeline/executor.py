@@ -44,6 +44,7 @@ from novel_desktop.domain.novel_ask import (
 )
 from novel_desktop.domain.novel_ask_answers import evaluate_gate
 from novel_desktop.pipeline.chapter import GATE_NOTES, SECONDARY_EVAL, awaiting_unchanged
+from novel_desktop.pipeline.stale import refuse_stale
 from novel_desktop.storage import layout
 from novel_desktop.storage.store import NovelStore, dumps
 
@@ -235,20 +236,18 @@ def answer_choice(store: NovelStore, answer_path: str, spec: QuestionSpec, quest
 
 
 def next_step(store: NovelStore) -> str:
-    """The step the novel's checkpoint calls for next (the same order ``novel continue`` follows)."""
+    """The step the checkpoint calls for next (``novel continue``'s order); StaleChaptersError while stale."""
     cp = store.checkpoint()
     state = str(cp.get("orchestrator_state") or "INIT")
     if state in ("INIT", "QUICK_START") and store.document("world/rules.json") is None:
         return "novel:init"
+    refuse_stale(store)
     volume = int(cp.get("current_volume") or 1)
     inflight = cp.get("inflight_chapter")
     stage = cp.get("pipeline_stage")
     in_flight = inflight is not None and stage not in (None, "committed")
-    n = (
-        int(inflight)
-        if in_flight and inflight is not None
-        else int(cp.get("last_completed_chapter") or 0) + 1
-    )
+    last = int(cp.get("last_completed_chapter") or 0)
+    n = int(inflight) if in_flight and inflight is not None else last + 1
     chapter = layout.num(n)
     if not in_flight:
         outline = store.document(f"{layout.volume_dir(volume)}/outline.md")

@@ -29,6 +29,7 @@ from novel_desktop.pipeline.chapter import ChapterOutcome, ChapterPipeline, Pipe
 from novel_desktop.pipeline.events import PipelineEvent
 from novel_desktop.pipeline.interaction import InteractionManager
 from novel_desktop.pipeline.quick_start import QUICK_START_META, TRIAL_CHAPTERS, StyleChoice
+from novel_desktop.pipeline.stale import chapter_span, refuse_stale
 from novel_desktop.pipeline.steps import LifecycleError, StepReport, add_usage, ask
 from novel_desktop.storage.aio import db
 from novel_desktop.storage.store import NovelStore, StoreError
@@ -134,11 +135,6 @@ def effective_state(checkpoint: dict[str, Any], meta: dict[str, str]) -> str:
     return state
 
 
-def _chapter_list(numbers: list[int]) -> str:
-    run = numbers == list(range(numbers[0], numbers[-1] + 1))
-    return f"{numbers[0]}-{numbers[-1]}" if run and len(numbers) > 1 else "、".join(map(str, numbers))
-
-
 def recommend(store: NovelStore | None) -> Recommendation:
     """The seed's state-aware recommendation (§2.2): no project → 创建新项目; volume unfinished → 继续写作;
     volume finished → 规划新卷; plus what the quick start, a pause, a hand edit or a review needs."""
@@ -176,7 +172,7 @@ def recommend(store: NovelStore | None) -> Recommendation:
             reason.append(
                 _say(
                     "第 {chapters} 章手改过，摘要和故事状态需要重建，之后再续写",
-                    chapters=_chapter_list(stale),
+                    chapters=chapter_span(stale),
                 )
             )
         elif pending:
@@ -358,6 +354,7 @@ class Orchestrator:
 
     async def _trial_chapter(self) -> StepOutcome:
         store = self.store
+        await db(refuse_stale, store)
         await trial_plan.prepare_trial(store, self.interaction)
         await db(store.set_meta, QUICK_START_META, "trial")
         outcome = await self.pipeline.run_chapter()
@@ -415,6 +412,7 @@ class Orchestrator:
         if last >= end and not in_flight:
             await self._set(state, S.VOL_REVIEW)
             return StepOutcome(state, S.VOL_REVIEW, StepReport(f"第 {volume} 卷已写完，进入卷末回顾"))
+        await db(refuse_stale, store)  # before anything changes: not retried, the author must rebuild
         pending = [p for p in cp.get("pending_actions") or [] if isinstance(p, dict)]
         if any(p.get("type") == "consistency_audit" for p in pending):
             # Writing on after an audit pause means the author has dealt with its findings.

@@ -33,21 +33,19 @@ class ChapterRepository(Repository):
     """The committed chapters and everything recorded per chapter."""
 
     def list_chapters(self) -> list[ChapterInfo]:
+        """Every committed chapter. Its status is ``needs_rebuild`` when it was marked so (edited by hand, or
+        after one that was), ``stale`` when it is stale only by its text (:func:`store.stale_chapters`: its
+        text or an earlier chapter's is not the one the summary and state came from), else as stored."""
         with self._read() as s:
-            rows = s.exec(select(ChapterRow).order_by(col(ChapterRow.number)))
-            return [
-                ChapterInfo(
-                    r.number,
-                    r.volume,
-                    r.title,
-                    r.status,
-                    r.chars,
-                    r.storyline_id,
-                    r.committed_at,
-                    r.updated_at,
-                )
-                for r in rows
-            ]
+            rows = list(s.exec(select(ChapterRow).order_by(col(ChapterRow.number))))
+            stale = False
+            infos = []
+            for r in rows:
+                stale = stale or r.status == "needs_rebuild" or r.content_hash != r.source_hash
+                status = "stale" if stale and r.status == "committed" else r.status
+                info = (r.number, r.volume, r.title, status, r.chars, r.storyline_id)
+                infos.append(ChapterInfo(*info, r.committed_at, r.updated_at))
+            return infos
 
     def chapter_text(self, number: int) -> str | None:
         with self._read() as s:

@@ -33,7 +33,14 @@ class AlertPresenter(Protocol):
     def show(self, kind: Kind, parent: QWidget | None, title: str, text: str) -> None: ...
 
     def confirm(
-        self, parent: QWidget | None, title: str, text: str, on_answer: Answer, *, default: bool
+        self,
+        parent: QWidget | None,
+        title: str,
+        text: str,
+        on_answer: Answer,
+        *,
+        default: bool,
+        labels: tuple[str, str] | None = None,
     ) -> None: ...
 
     def save_changes(self, parent: QWidget | None, title: str, text: str, on_answer: SaveAnswer) -> None: ...
@@ -69,13 +76,21 @@ class DialogAlerts:
         box.open()
 
     def confirm(
-        self, parent: QWidget | None, title: str, text: str, on_answer: Answer, *, default: bool
+        self,
+        parent: QWidget | None,
+        title: str,
+        text: str,
+        on_answer: Answer,
+        *,
+        default: bool,
+        labels: tuple[str, str] | None = None,
     ) -> None:
         box = self._box(parent, title, text, QMessageBox.Icon.Question)
         box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
         yes = box.button(QMessageBox.StandardButton.Yes)
-        yes.setText(tr("是"))
-        box.button(QMessageBox.StandardButton.No).setText(tr("否"))
+        yes_text, no_text = labels or (tr("是"), tr("否"))
+        yes.setText(yes_text)
+        box.button(QMessageBox.StandardButton.No).setText(no_text)
         box.setDefaultButton(QMessageBox.StandardButton.Yes if default else QMessageBox.StandardButton.No)
         box.finished.connect(lambda _code: on_answer(box.clickedButton() is yes))
         box.open()
@@ -104,7 +119,14 @@ class HeadlessAlerts:
         print(f"[{kind}] {title}: {text}", file=sys.stderr)
 
     def confirm(
-        self, parent: QWidget | None, title: str, text: str, on_answer: Answer, *, default: bool
+        self,
+        parent: QWidget | None,
+        title: str,
+        text: str,
+        on_answer: Answer,
+        *,
+        default: bool,
+        labels: tuple[str, str] | None = None,
     ) -> None:
         print(f"[confirm → {'yes' if default else 'no'}] {title}: {text}", file=sys.stderr)
         on_answer(default)
@@ -141,10 +163,20 @@ def error(parent: QWidget | None, title: str, text: str) -> None:
 
 
 def confirm(
-    parent: QWidget | None, title: str, text: str, on_answer: Answer, *, default: bool = True
+    parent: QWidget | None,
+    title: str,
+    text: str,
+    on_answer: Answer,
+    *,
+    default: bool = True,
+    labels: tuple[str, str] | None = None,
 ) -> None:
-    """Ask yes/no; ``on_answer(True)`` for 是, ``on_answer(False)`` for 否 or a closed box."""
-    _presenter.confirm(parent, title, text, on_answer, default=default)
+    """Ask yes/no; ``on_answer(True)`` for 是, ``on_answer(False)`` for 否 or a closed box. ``labels`` names
+    the two buttons instead (e.g. 先重建 / 取消)."""
+    if labels is None:
+        _presenter.confirm(parent, title, text, on_answer, default=default)
+    else:
+        _presenter.confirm(parent, title, text, on_answer, default=default, labels=labels)
 
 
 def save_changes(parent: QWidget | None, title: str, text: str, on_answer: SaveAnswer) -> None:

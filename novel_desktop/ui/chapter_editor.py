@@ -1,16 +1,13 @@
 """The chapter editor: comfortable CJK typography, live 字数, autosave, AI-phrase underlines with hints.
 
-:class:`ChapterEditor` is the text area of one chapter; :class:`ChapterTab` puts it under the bar that
-offers a rebuild after a committed chapter's text changed. Saving goes through
+:class:`ChapterEditor` is the text area of one chapter; :class:`ChapterTab` is its tab. Saving goes through
 :meth:`ProjectController.save_chapter`, which keeps every save as a ``manual`` revision (so undo reaches
 across saves through the 历史版本 dialog) and returns the chapters it marked ``needs_rebuild``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from PySide6.QtCore import QEvent, QPoint, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QPoint, QSize, QTimer, Signal
 from PySide6.QtGui import (
     QColor,
     QFocusEvent,
@@ -25,9 +22,6 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import (
     QFrame,
-    QHBoxLayout,
-    QLabel,
-    QPushButton,
     QTextEdit,
     QToolTip,
     QVBoxLayout,
@@ -271,63 +265,15 @@ class ChapterEditor(QTextEdit):
         self.save()  # leaving the editor (another tab, the tree, a dialog) saves at once
 
 
-class RebuildBar(QFrame):
-    """A quiet bar above the text: the saved chapter changed, later chapters may no longer agree."""
-
-    rebuild_clicked = Signal()
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("RebuildBar")
-        row = QHBoxLayout(self)
-        row.setContentsMargins(12, 6, 8, 6)
-        self.label = QLabel()
-        self.label.setTextFormat(Qt.TextFormat.PlainText)  # may show the novel's names
-        self.label.setWordWrap(True)
-        self.rebuild_button = QPushButton(tr("重建"))
-        self.rebuild_button.setToolTip(tr("重新摘要本章、重放故事状态，并列出与新状态不一致的后续章节"))
-        self.later_button = QPushButton(tr("稍后"))
-        row.addWidget(self.label, 1)
-        row.addWidget(self.rebuild_button)
-        row.addWidget(self.later_button)
-        self.rebuild_button.clicked.connect(self.rebuild_clicked)
-        self.later_button.clicked.connect(self.hide)
-        self.hide()
-
-    def offer(self, chapter: int, marked: Sequence[int]) -> None:
-        later = [n for n in marked if n != chapter]
-        text = tr("第{n}章的正文已修改，摘要和故事状态需要重建。").format(n=chapter)
-        if later:
-            span = f"{later[0]}" if len(later) == 1 else f"{later[0]}–{later[-1]}"
-            text += tr("后续第{span}章也标记为待重建。").format(span=span)
-        self.label.setText(text)
-        self.show()
-
-
 class ChapterTab(QWidget):
-    """An editor tab: the rebuild offer (when due) above the chapter's text."""
-
-    rebuild_requested = Signal(int)
+    """An editor tab: one chapter's text. (A stale chapter's rebuild is offered by the window's one 重建 bar,
+    ui/flows/stale.py, for the whole novel.)"""
 
     def __init__(self, project: ProjectController, number: int, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.number = number
-        self.rebuild_bar = RebuildBar()
         self.editor = ChapterEditor(project, number)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
-        layout.addWidget(self.rebuild_bar)
         layout.addWidget(self.editor, 1)
-        self.editor.chapter_saved.connect(self._on_editor_chapter_saved)
-        self.rebuild_bar.rebuild_clicked.connect(self._on_rebuild_bar_rebuild_clicked)
-        if number in project.status().stale_chapters and not project.readonly:
-            self.rebuild_bar.offer(number, [])
-
-    def _on_editor_chapter_saved(self, number: int, marked: list[int]) -> None:
-        if marked:
-            self.rebuild_bar.offer(number, marked)
-
-    def _on_rebuild_bar_rebuild_clicked(self) -> None:
-        self.rebuild_bar.hide()
-        self.rebuild_requested.emit(self.number)

@@ -310,7 +310,6 @@ class MainWindow(WindowActions):
             tab.editor.counts_changed.connect(self._on_editor_counts_changed)
             tab.editor.chapter_saved.connect(self._on_editor_chapter_saved)
             tab.editor.save_failed.connect(self._on_editor_save_failed)
-            tab.rebuild_requested.connect(self.runs.request_rebuild)
             info = next((c for c in self.project.chapters() if c.number == number), None)
             title = chapter_label(info) if info else tr("第{n}章").format(n=number)
             index = self._add_tab(tab, title if len(title) <= 14 else title[:13] + "…")

@@ -88,8 +88,8 @@ def chapter_status(info: ChapterInfo, score: float | None, inflight: int | None)
     """The one status the icon shows, the most urgent first."""
     if info.number == inflight:
         return "inflight"
-    if info.status == "needs_rebuild":
-        return "needs_rebuild"
+    if info.status in ("needs_rebuild", "stale"):
+        return info.status
     if score is not None and score < POLISH_AT:
         return "low_score"
     return "committed"
@@ -99,6 +99,7 @@ def _status_tooltip(status: str, score: float | None) -> str:
     text = {
         "committed": tr("已提交"),
         "needs_rebuild": tr("正文已修改，摘要和状态需要重建"),
+        "stale": tr("正文与摘要和故事状态不一致（本章或前面的章节改过），需要重建"),
         "low_score": tr("评分偏低，建议修改"),
         "inflight": tr("正在生成（未提交）"),
         "planned": tr("已规划，尚未写作"),
@@ -124,7 +125,7 @@ def status_icon(status: str) -> QIcon:
         QColor("white"), 3.4, Qt.PenStyle.SolidLine, Qt.PenCapStyle.RoundCap, Qt.PenJoinStyle.RoundJoin
     )
     circle = QRectF(3, 3, size - 6, size - 6)
-    if status == "needs_rebuild":
+    if status in ("needs_rebuild", "stale"):
         p.setPen(Qt.PenStyle.NoPen)
         p.setBrush(QColor(theme.WARN))
         p.drawPolygon(QPolygonF([QPointF(16, 3), QPointF(30, 28), QPointF(2, 28)]))

@@ -233,12 +233,15 @@ def test_no_api_key_fails_with_what_to_do(
 def test_overloaded_after_retries_fails_and_the_chapter_resumes(
     qloop: qasync.QEventLoop, project: ProjectController, fake: FakeAnthropicServer
 ) -> None:
-    fake.script("summarizer", *[Reply.http_error(529)] * 3)
+    # 续写 runs the Orchestrator: a step that fails after the client's retries is tried once more
+    # (§8.2 ERROR_RETRY), as `novel start` does; the second failure stops the run.
+    fake.script("summarizer", *[Reply.http_error(529)] * 6)
     controller = PipelineController(project)
     rec = Recorder(controller)
     run_until_finished(qloop, controller, lambda: controller.continue_chapters(1))
     [(message,)] = rec.args("failed")
     assert "繁忙" in message and "稍后再试" in message
+    assert any("重试一次" in text for _n, text in rec.args("warning"))
     assert len(project.chapters()) == 2
     assert project.checkpoint()["pipeline_stage"] == "drafted"
 

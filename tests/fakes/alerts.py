@@ -17,14 +17,24 @@ class RecordingAlerts:
         self.answers: list[bool] = []
         #: How every "save your changes?" question is answered.
         self.save_choice: SaveChoice = "save"
+        #: The button labels of every confirm (None: 是 / 否).
+        self.labels: list[tuple[str, str] | None] = []
 
     def show(self, kind: Kind, parent: QWidget | None, title: str, text: str) -> None:
         self.shown.append((kind, title, text))
 
     def confirm(
-        self, parent: QWidget | None, title: str, text: str, on_answer: Answer, *, default: bool
+        self,
+        parent: QWidget | None,
+        title: str,
+        text: str,
+        on_answer: Answer,
+        *,
+        default: bool,
+        labels: tuple[str, str] | None = None,
     ) -> None:
         self.shown.append(("confirm", title, text))
+        self.labels.append(labels)
         on_answer(self.answers.pop(0) if self.answers else self.answer)
 
     def save_changes(self, parent: QWidget | None, title: str, text: str, on_answer: SaveAnswer) -> None:

@@ -79,10 +79,13 @@ def test_rebuild_offer_runs_the_pipeline_rebuild(window: MainWindow, monkeypatch
     monkeypatch.setattr(window.pipeline, "rebuild", calls.append)
     tab = window.open_chapter(1)
     assert tab is not None
+    bar = window.runs.stale.bar
+    assert not bar.isVisible()
     type_text(tab.editor, "乙")
     tab.editor.save()
-    assert tab.rebuild_bar.isVisible()
-    tab.rebuild_bar.rebuild_button.click()
+    assert bar.isVisible()
+    assert "第 1-2 章需要重建" in bar.label.text()
+    bar.rebuild_button.click()
     assert calls == [1]
 
 
@@ -290,6 +293,7 @@ def test_english_catalogue_covers_the_window(qtbot: QtBot) -> None:
         "revision_dialog",
         "find_replace",
         "novel_banner",
+        "flows/stale",
     ]
     for name in sources:
         text = (Path(__file__).resolve().parents[2] / "novel_desktop" / "ui" / f"{name}.py").read_text(

@@ -120,7 +120,8 @@ def test_a_provider_error_is_shown_with_what_to_do(
     widgets: tuple[PipelineController, PipelineDock, LiveDraftView],
 ) -> None:
     controller, dock, _draft = widgets
-    fake.script("chapter_writer", *[Reply.http_error(529)] * 3)
+    # 续写 runs the Orchestrator, which tries a failed step once more (§8.2 ERROR_RETRY): both attempts fail.
+    fake.script("chapter_writer", *[Reply.http_error(529)] * 6)
     dock.continue_button.click()
     wait_finished(qloop, controller)
     assert dock.error_label.isVisible()

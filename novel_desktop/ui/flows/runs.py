@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QInputDialog
 from novel_desktop.i18n import tr
 from novel_desktop.ui import alerts
 from novel_desktop.ui.flows.drafts import DraftFlows
+from novel_desktop.ui.flows.stale import StaleFlows
 from novel_desktop.ui.pipeline_dock import LiveDraftView
 
 if TYPE_CHECKING:
@@ -53,6 +54,7 @@ class RunFlows:
         pc.lifecycle_finished.connect(self._on_pipeline_lifecycle_finished)
         pc.volume_finished.connect(self._on_pipeline_volume_finished)
         self.drafts = DraftFlows(window)  # the staged chapter after 手动改 (issue 14)
+        self.stale = StaleFlows(window)  # the 重建 bar, and 先重建 before 续写 (issue 15)
 
     def _read_only(self) -> bool:
         """A read-only novel runs nothing (every run writes); the author is told how to work on a copy."""
@@ -144,6 +146,10 @@ class RunFlows:
         if not w.project.is_open or w.pipeline.running or self._read_only():
             return
         w.save_all()  # the pipeline reads the chapters the author just edited
+        stale = w.project.status().stale_chapters
+        if stale:  # never written past: 先重建 or 取消, and nothing is sent before the author chooses
+            self.stale.ask(stale, count)
+            return
         w.progress_dock.show()
         w.pipeline.continue_chapters(count)
 
