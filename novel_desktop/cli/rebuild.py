@@ -53,7 +53,9 @@ def register(subparsers: Any) -> None:
         "--rejudge", action="store_true", help="一次性重新评审这些章节 / re-judge them in one batch"
     )
     p.add_argument(
-        "--batch", action="store_true", help="用批处理 API（半价，通常一小时内） / Message Batches API, half price"
+        "--batch",
+        action="store_true",
+        help="用批处理 API（半价，通常一小时内） / Message Batches API, half price",
     )
     p.set_defaults(handler=cmd_cascade)
 

@@ -62,7 +62,11 @@ def test_rebuild_replays_later_chapters_on_the_new_state(store: NovelStore) -> N
     # Chapter 3 moves 林风 on to 山门3 itself and its summary names no place he no longer is: no contradiction.
     assert report.disagreeing == {}
     # After a rebuild no chapter is stale: the author can write on.
-    assert {c.number: c.status for c in store.list_chapters()} == {1: "committed", 2: "committed", 3: "committed"}
+    assert {c.number: c.status for c in store.list_chapters()} == {
+        1: "committed",
+        2: "committed",
+        3: "committed",
+    }
     assert store.stale_chapters() == []
 
 
