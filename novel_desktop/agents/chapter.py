@@ -77,7 +77,7 @@ class LLMChapterAgents:
         return self._facts
 
     def reading(self, source: FactsSource) -> LLMChapterAgents:
-        """The same agents (same client) reading their facts from ``source`` instead of the novel as it is now:
+        """The same agents (same client) reading their facts from ``source``, not the novel as it is now:
         the historical rebuild gives each re-summarized chapter the novel as it was when it was written."""
         return LLMChapterAgents(source, self.client)
 

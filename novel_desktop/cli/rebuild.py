@@ -1,5 +1,5 @@
-"""``novel rebuild`` and ``novel cascade``: the historical rebuild after a hand edit, and the chapters it found
-contradicting the new state (advisory; re-judged in one batch with ``--rejudge``)."""
+"""``novel rebuild`` and ``novel cascade``: the historical rebuild after a hand edit, and the chapters it
+found contradicting the new state (advisory; re-judged in one batch with ``--rejudge``)."""
 
 from __future__ import annotations
 
@@ -23,11 +23,13 @@ def register(subparsers: Any) -> None:
         "rebuild",
         help="手改章节后重建故事状态 / rebuild the story state after a manual edit",
         description=(
-            "从第 N 章重建：用第 N-1 章之后的状态，并按每章写作时的记忆、大纲和契约重新摘要第 N 章及其后所有\n"
-            "正文已改动的章节，其余章节重放原来的状态变更；列出每章状态的变化，以及摘要与新状态矛盾的后续章节。\n"
-            "Rebuild from chapter N with the history of each chapter's time; list per chapter what changed and\n"
-            "the later chapters that contradict the new state. 退出码 exit codes: 0 完成 done, 1 无效输入或摘要\n"
-            "失败（小说未改动） invalid input or summarizer failure (nothing changed), 2 无法读取 unreadable,\n"
+            "从第 N 章重建：用第 N-1 章之后的状态，按每章写作时的记忆、大纲和契约\n"
+            "重新摘要第 N 章及其后所有正文已改动的章节，其余章节重放原来的状态变更；\n"
+            "列出每章状态的变化，以及摘要与新状态矛盾的后续章节。\n"
+            "Rebuild from chapter N with the history of each chapter's time; list per chapter\n"
+            "what changed and the later chapters that contradict the new state.\n"
+            "退出码 exit codes: 0 完成 done, 1 无效输入或摘要失败（小说未改动）\n"
+            "invalid input or summarizer failure (nothing changed), 2 无法读取 unreadable,\n"
             "3 被占用 locked"
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -42,8 +44,8 @@ def register(subparsers: Any) -> None:
         help="上次重建后与新状态矛盾的章节 / chapters the last rebuild found contradicting the state",
         description=(
             "列出上次重建后摘要或状态变更与新状态矛盾的章节及原因；--rejudge 把它们一次性重新评审。\n"
-            "List the chapters the last rebuild found contradicting the new state, with why; --rejudge judges\n"
-            "them again in one batch (each leaves the list once re-judged)."
+            "List the chapters the last rebuild found contradicting the new state, with why;\n"
+            "--rejudge judges them again in one batch (each leaves the list once re-judged)."
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -264,7 +264,8 @@ def cascade_reasons(
                 reasons.append(f"人物 {name} 现在在 {shown_new}，{n}摘要写他在 {shown_old}")
         if a.get("status") != b.get("status") and b.get("status") is not None:
             reasons.append(
-                f"人物 {name} 的状态已变为 {_show(b.get('status'), names)}（原为 {_show(a.get('status'), names)}），"
+                f"人物 {name} 的状态已变为 {_show(b.get('status'), names)}"
+                f"（原为 {_show(a.get('status'), names)}），"
                 f"{n}摘要仍写到他"
             )
         lost = [x for x in _list(a.get("inventory")) if x not in _list(b.get("inventory"))]

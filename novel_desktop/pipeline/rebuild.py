@@ -195,7 +195,8 @@ async def rebuild_from(
     if report.no_history:
         shown = "、".join(str(n) for n in report.no_history)
         report.notes.append(
-            f"第 {shown} 章没有写作时的历史记录（早于历史记录或为导入章节），按当前的记忆、大纲和契约重新摘要 "
+            f"第 {shown} 章没有写作时的历史记录（早于历史记录或为导入章节），"
+            "按当前的记忆、大纲和契约重新摘要 "
             f"(no history for chapter(s) {shown}: summarized against today's documents)"
         )
     contract_docs = {}

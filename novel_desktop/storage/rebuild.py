@@ -126,8 +126,9 @@ class RebuildRepository(Repository):
     """Reading what a rebuild needs and writing its chain."""
 
     def rebuild_basis(self, start: int) -> RebuildBasis:
-        """The chapters from ``start`` on, the state after ``start - 1``, the ledger before ``start`` and every
-        chapter's recorded ops. Raises :class:`StoreError` for a chapter that does not exist."""
+        """The chapters (all of them, to find the first stale one), the state after ``start - 1``, the
+        ledger before ``start`` and every chapter's recorded ops. Raises :class:`StoreError` for a chapter
+        that does not exist."""
         with self._read() as s:
             if s.get(ChapterRow, start) is None:
                 raise StoreError(f"第 {start} 章不存在 (chapter {start} does not exist)")
@@ -144,12 +145,12 @@ class RebuildRepository(Repository):
             )
 
     def memory_changes(self, chapter: int) -> dict[str, str]:
-        """The storyline memories chapter ``chapter``'s last commit or rebuild wrote (see :func:`memory_changes`)."""
+        """The storyline memories chapter ``chapter``'s last commit or rebuild wrote."""
         with self._read() as s:
             return memory_changes(s, point_of(s, chapter))
 
     def cascade(self) -> dict[int, list[str]]:
-        """The later chapters the last rebuild found contradicting the new state, with why (until re-judged)."""
+        """The later chapters the last rebuild found contradicting the new state, with why."""
         with self._read() as s:
             return cascade_list(s)
 
@@ -178,9 +179,9 @@ class RebuildRepository(Repository):
             rows = {r.number: r for r in s.exec(select(ChapterRow).where(col(ChapterRow.number) >= start))}
             if start not in rows:
                 raise StoreError(f"第 {start} 章不存在 (chapter {start} does not exist)")
-            for c, out in resummarized.items():
+            for c, given in resummarized.items():
                 row = rows.get(c)
-                if row is None or row.content_hash != out.content_hash:
+                if row is None or row.content_hash != given.content_hash:
                     raise StoreError(
                         f"第 {c} 章的正文在重建期间被改动，未写入任何内容，请重新重建 "
                         f"(chapter {c} changed during the rebuild)"

@@ -29,7 +29,7 @@ def _by_chapter(data: Any) -> dict[int, list[str]]:
 
 
 class RebuildReportDialog(QDialog):
-    """The rebuild report (a ``RebuildReport`` as a dict, as ``PipelineController.rebuild_finished`` sends)."""
+    """The rebuild report: a ``RebuildReport`` as the dict ``PipelineController.rebuild_finished`` sends."""
 
     #: The author asked to re-judge the listed chapters (one batch).
     rejudge_requested = Signal(list)
