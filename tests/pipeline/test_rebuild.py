@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 
+import pytest
+
 from novel_desktop.agents.ports import AgentResult, ChapterBrief, SummaryOutput
 from novel_desktop.pipeline.chapter import ChapterPipeline
 from novel_desktop.pipeline.interaction import InteractionManager, refuse_non_interactive
 from novel_desktop.pipeline.rebuild import rebuild_from
 from novel_desktop.storage.store import NovelStore
-from tests.pipeline.scripted_agents import ScriptedAgents
+from tests.pipeline.scripted_agents import Crash, ScriptedAgents
 
 
 @dataclass
@@ -18,7 +20,7 @@ class EditedSummarizer(ScriptedAgents):
     """After the author's edit, chapter 2 sends 林风 to 洛阳 and gives him a sword."""
 
     async def summarize(self, brief: ChapterBrief, text: str) -> AgentResult[SummaryOutput]:
-        self.calls.append("summarize")
+        self._call("summarize")
         if brief.chapter != 2:
             return await super().summarize(brief, text)
         patch = {
@@ -77,3 +79,28 @@ def test_rebuilding_a_chapter_with_no_later_ones_agrees(store: NovelStore) -> No
     assert report.disagreeing == {}
     assert store.status().stale_chapters == []
     assert store.current_state()["characters"]["lin-feng"]["location"] == "洛阳"
+
+
+def test_a_restarted_rebuild_reuses_the_staged_summary_and_leaves_no_staging(
+    store: NovelStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write_chapters(store, 3)
+    store.save_manual_edit(2, store.chapter_text(2) + "\n\n　　他改道去了洛阳。")
+    before = store.state_versions()
+
+    def killed(*_args: object, **_kwargs: object) -> None:
+        raise Crash("killed before the transaction")
+
+    with monkeypatch.context() as m:
+        m.setattr(store, "write_rebuild", killed)
+        with pytest.raises(Crash):
+            asyncio.run(rebuild_from(store, EditedSummarizer(), 2))
+    assert store.state_versions() == before  # nothing of the novel changed
+    assert store.stale_chapters() == [2, 3]
+
+    again = EditedSummarizer(crash_at="summarize")  # a second model call would crash
+    report = asyncio.run(rebuild_from(store, again, 2))
+    assert again.calls == []
+    assert report.cost_usd == 0.0
+    assert store.summary(2) == "第2章（改）：林风去了洛阳，得了青锋剑。"
+    assert [p for p in store.list_staging() if p.startswith("rebuild/")] == []
