@@ -201,6 +201,12 @@ class RebuildRepository(Repository):
             report.disagreeing = {}
             now = iso_now()
 
+            # The memories as they stand now (the author may have edited one since the last chapter), and
+            # as the last chapter left them: a memory this rebuild rewrites ends as the author left it.
+            memories_now = documents_at(s, docs_start, "storylines/")
+            last = chapters[-1].point
+            memories_last = documents_at(s, last.docs_after, "storylines/") if last is not None else {}
+            touched: dict[str, bool] = {}  # memory path → written last by a re-summarized chapter
             state, old_before = base, base
             for chapter in chapters:
                 c = chapter.number
@@ -245,8 +251,12 @@ class RebuildRepository(Repository):
                     )
                     if line and out.storyline_memory:
                         documents[layout.memory_path(line)] = out.storyline_memory
+                        touched[layout.memory_path(line)] = True
                 else:
-                    documents.update(memory_changes(s, chapter.point))
+                    # A replayed chapter's memory, as its commit wrote it, follows a rewritten one.
+                    restored = {p: t for p, t in memory_changes(s, chapter.point).items() if p in touched}
+                    documents.update(restored)
+                    touched.update(dict.fromkeys(restored, False))
                 for path, content in documents.items():
                     current = s.get(DocumentRow, path)
                     if current is None or current.content != content:
@@ -259,6 +269,10 @@ class RebuildRepository(Repository):
                 record_point(s, c, "rebuild", version, docs_before)
                 state, ledger, old_before = step.state_after, step.ledger_after, old_after
             report.state_version = version
+            for path, by_new_summary in touched.items():
+                edited = memories_now.get(path) != memories_last.get(path)
+                if not by_new_summary and edited and path in memories_now:
+                    s.merge(DocumentRow(path=path, content=memories_now[path], updated_at=now))
 
             cascade = {
                 "rebuild_of": start,

@@ -61,8 +61,19 @@ def test_rebuild_from_3_shows_the_item_change_and_names_chapter_5(
         ledger = store.document_json("foreshadowing/global.json")
         door = next(t for t in ledger["foreshadowing"] if t["id"] == "ancient-door")
         assert door["planted_chapter"] is None  # chapter 3 no longer plants it
-        # The memory after the chain is the one chapter 5's commit wrote, not the rebuilt chapter 3's.
-        assert store.document("storylines/main_arc/memory.md") == "主线记忆：写到第5章为止。"
+        # The memory after the chain is not the rebuilt chapter 3's: chapters 4 and 5 wrote on after it, and
+        # the author edited it after chapter 5 — that edit stays.
+        assert store.document("storylines/main_arc/memory.md") == rn.TODAY_MEMORY
+        point3 = store.chapter_point(3)
+        assert (
+            store.document_at("storylines/main_arc/memory.md", point3.docs_after)
+            == "主线记忆：第3章林风抄经。"
+        )
+        point4 = store.chapter_point(4)
+        assert (
+            store.document_at("storylines/main_arc/memory.md", point4.docs_after)
+            == "主线记忆：写到第4章为止。"
+        )
 
 
 def test_the_summarizer_reads_the_memory_and_state_of_chapter_3s_time(
