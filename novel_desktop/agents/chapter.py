@@ -15,7 +15,7 @@ from pydantic import Field
 
 from novel_desktop.agents import facts as fact_sheet
 from novel_desktop.agents.calls import call_record, structured_call, system_blocks
-from novel_desktop.agents.context import NovelFacts, load_facts
+from novel_desktop.agents.context import FactsSource, NovelFacts, load_facts
 from novel_desktop.agents.judge import finish_evaluation
 from novel_desktop.agents.ports import AgentResult, ChapterBrief, SummaryOutput, WriteMode
 from novel_desktop.agents.templates import RenderedPrompt, render_template
@@ -26,7 +26,6 @@ from novel_desktop.domain.refine import MAX_CHANGE_RATIO, RefineEdits
 from novel_desktop.domain.summary import ChapterSummary
 from novel_desktop.llm.client import LLMClient
 from novel_desktop.llm.roles import AgentRole
-from novel_desktop.storage.store import NovelStore
 
 _HINTS_BLOCK = re.compile(r"\n*```(?:json)?\s*\n(\{.*?\})\s*\n```\s*\Z", re.S)
 _HEADING = re.compile(r"^\s*#\s*第")
@@ -66,7 +65,7 @@ def writer_prompt(facts: NovelFacts) -> RenderedPrompt:
 class LLMChapterAgents:
     """The agents of one novel, sharing one client; facts are read once per chapter."""
 
-    def __init__(self, store: NovelStore, client: LLMClient) -> None:
+    def __init__(self, store: FactsSource, client: LLMClient) -> None:
         self.store = store
         self.client = client
         self._facts: NovelFacts | None = None
@@ -76,6 +75,11 @@ class LLMChapterAgents:
         if self._facts is None or self._facts.chapter != chapter:
             self._facts = await asyncio.to_thread(load_facts, self.store, chapter)
         return self._facts
+
+    def reading(self, source: FactsSource) -> LLMChapterAgents:
+        """The same agents (same client) reading their facts from ``source``, not the novel as it is now:
+        the historical rebuild gives each re-summarized chapter the novel as it was when it was written."""
+        return LLMChapterAgents(source, self.client)
 
     # ------------------------------------------------------------------ ChapterAgents
     async def brief(self, chapter: int) -> ChapterBrief:

@@ -12,14 +12,13 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from novel_desktop.domain.contract_lifecycle import contracts_in_force
 from novel_desktop.domain.outline import outline_sections
 from novel_desktop.domain.platforms import platform_profile
 from novel_desktop.domain.summary import ChapterSummary
 from novel_desktop.storage import layout
-from novel_desktop.storage.store import NovelStore
 
 #: The ChapterWriter prompt's budget (seed §8.4: ~22-25K tokens even at chapter 500).
 WRITER_BUDGET_TOKENS = 25_000
@@ -308,7 +307,24 @@ def _summary_text(chapter: int, markdown: str) -> str:
         return markdown.strip()
 
 
-def _json_doc(store: NovelStore, path: str) -> Any:
+class FactsSource(Protocol):
+    """What :func:`load_facts` reads: the open novel (``NovelStore``), or a view of the novel as it was when a
+    chapter was written (the historical rebuild's)."""
+
+    def document(self, path: str) -> str | None: ...
+
+    def list_documents(self, prefix: str = "") -> list[str]: ...
+
+    def checkpoint(self) -> dict[str, Any]: ...
+
+    def meta(self) -> dict[str, str]: ...
+
+    def current_state(self) -> dict[str, Any]: ...
+
+    def recent_summaries(self, before: int, n: int = 3) -> list[tuple[int, str]]: ...
+
+
+def _json_doc(store: FactsSource, path: str) -> Any:
     text = store.document(path)
     if not text:
         return None
@@ -318,7 +334,7 @@ def _json_doc(store: NovelStore, path: str) -> Any:
         return None
 
 
-def load_facts(store: NovelStore, chapter: int, volume: int | None = None) -> NovelFacts:
+def load_facts(store: FactsSource, chapter: int, volume: int | None = None) -> NovelFacts:
     """Read everything the chapter's agents need (synchronous; call it in a worker thread)."""
     cp = store.checkpoint()
     vol = volume or int(cp.get("current_volume") or 1)

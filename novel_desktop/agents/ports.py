@@ -10,12 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from novel_desktop.domain.evaluation import Evaluation
 from novel_desktop.domain.refine import RefineEdits
 
 if TYPE_CHECKING:
+    from novel_desktop.agents.context import FactsSource
     from novel_desktop.agents.judge import BatchVerdicts
     from novel_desktop.agents.planning import AuditReply, CharacterReply, PlanReply, WorldReply
     from novel_desktop.domain.style import StyleProfile
@@ -101,6 +102,15 @@ class ChapterAgents(Protocol):
     async def refine(self, brief: ChapterBrief, text: str) -> AgentResult[RefineEdits]: ...
 
     async def judge(self, brief: ChapterBrief, text: str, *, secondary: bool) -> AgentResult[Evaluation]: ...
+
+
+@runtime_checkable
+class ReadsFacts(Protocol):
+    """Chapter agents that can read their facts from another source than the open novel (the historical
+    rebuild hands them the novel as it was when a chapter was written). Agents that read nothing (test
+    doubles) need not implement it."""
+
+    def reading(self, source: FactsSource) -> ChapterAgents: ...
 
 
 class PlanningAgents(Protocol):

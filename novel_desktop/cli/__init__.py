@@ -25,6 +25,7 @@ from novel_desktop.cli import lifecycle as lifecycle_cmds
 from novel_desktop.cli import on_demand as on_demand_cmds
 from novel_desktop.cli import outline as outline_cmds
 from novel_desktop.cli import project as project_cmds
+from novel_desktop.cli import rebuild as rebuild_cmds
 from novel_desktop.cli import rollback as rollback_cmds
 from novel_desktop.cli import state as state_cmds
 from novel_desktop.cli import suggest as suggest_cmds
@@ -74,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     suggest_cmds.register(subparsers)
     edit_cmds.register(subparsers)
     rollback_cmds.register(subparsers)
+    rebuild_cmds.register(subparsers)
     return parser
 
 

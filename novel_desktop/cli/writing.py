@@ -1,4 +1,4 @@
-"""``novel continue`` and ``novel rebuild``: the chapter pipeline on the command line."""
+"""``novel continue``: the chapter pipeline on the command line (``novel rebuild``: ``cli/rebuild``)."""
 
 from __future__ import annotations
 
@@ -53,19 +53,6 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("--stream", action="store_true", help="边写边显示正文 / show the draft as it streams")
     p.set_defaults(handler=cmd_continue)
-
-    p = subparsers.add_parser(
-        "rebuild",
-        help="手改章节后重建故事状态 / rebuild the story state after a manual edit",
-        description=(
-            "重新摘要被修改的章节，从它之前的状态回放，并列出后续与之不再一致的章节。\n"
-            "Re-summarize the edited chapter, replay the state and list later chapters that no longer agree."
-        ),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument("novel", help=".novel 文件 / novel file")
-    p.add_argument("--from-chapter", type=int, required=True, help="被修改的章节号 / the edited chapter")
-    p.set_defaults(handler=cmd_rebuild)
 
 
 def _answers(path: str | None) -> dict[str, Any] | None:
@@ -196,32 +183,3 @@ def cmd_continue(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             print("\n已停止；本章未提交，下次运行会从中断处继续 (stopped; resumable)", file=sys.stderr)
             return 130
-
-
-def cmd_rebuild(args: argparse.Namespace) -> int:
-    from novel_desktop.llm.errors import LLMError
-    from novel_desktop.pipeline.rebuild import rebuild_from
-
-    async def run(session: NovelSession) -> int:
-        report = await rebuild_from(session.store, session.agents.chapter, args.from_chapter)
-        print(
-            f"已重建第 {report.chapter} 章：状态版本 {report.base_version} → {report.state_version} (rebuilt)"
-        )
-        for reason in report.dropped_ops:
-            print(f"  ! 丢弃的 op：{reason}", file=sys.stderr)
-        if not report.disagreeing:
-            print("后续章节与新状态一致 (later chapters agree)")
-            return 0
-        print("以下后续章节与修改后的内容可能不一致，建议逐章检查或重建：")
-        for chapter, reasons in sorted(report.disagreeing.items()):
-            print(f"  第{chapter}章：{'；'.join(reasons)}")
-        return 0
-
-    with open_session(args.novel, write=True) as session:
-        try:
-            return session.run(run)
-        except LLMError as exc:
-            print(f"模型服务出错，状态未改动：{exc.message}", file=sys.stderr)
-            return EXIT_STOPPED
-        except StoreError as exc:
-            raise CliError(str(exc), 1) from None

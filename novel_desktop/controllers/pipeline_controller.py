@@ -592,6 +592,8 @@ class PipelineController(QObject):
         settings = await self._prepare()
         store = self.project.store
         async with self._session(settings) as session:
-            report = await rebuild_from(store, session.agents.chapter, chapter)
+            report = await rebuild_from(
+                store, session.agents.chapter, chapter, on_progress=self.step_finished.emit
+            )
         self.project.notify_pipeline_commit()
         self.rebuild_finished.emit(dataclasses.asdict(report))

@@ -69,15 +69,50 @@ class CommitResult:
 
 @dataclass
 class RebuildReport:
-    """What a rebuild after a manual edit did (seed 001 §10.8)."""
+    """What a rebuild after a manual edit did (seed 001 §10.8, issue 15).
+
+    ``chapter`` is the chapter the rebuild started from (``requested`` the one asked for: an earlier stale
+    chapter comes first). Each re-summarized chapter was summarized against the novel as it was when it was
+    written (``no_history``: chapters with no recorded point, summarized against today's documents).
+    """
 
     chapter: int
     base_version: int
     state_version: int
+    #: Ops of the re-summarized chapters that did not apply (``第3章 0: …``).
     dropped_ops: list[str] = field(default_factory=list)
-    #: Later chapters whose recorded ops no longer apply, or that build on state the edit changed.
+    #: The cascade check: later chapters whose recorded summary or ops contradict the new state, with why.
     disagreeing: dict[int, list[str]] = field(default_factory=dict)
+    #: Entities (``items.bronze-key``) whose state after the requested chapter changed.
     changed_paths: list[str] = field(default_factory=list)
+    requested: int = 0
+    resummarized: list[int] = field(default_factory=list)
+    #: Per chapter of the chain, what changed in the state after it compared with before the rebuild
+    #: (readable Chinese: ``物品 青铜钥匙：持有者 林风 → 已不存在``).
+    changes: dict[int, list[str]] = field(default_factory=dict)
+    no_history: list[int] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    cost_usd: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as JSON (chapter keys as strings, as JSON objects need)."""
+        data = asdict(self)
+        for key in ("disagreeing", "changes"):
+            data[key] = {str(k): v for k, v in sorted(data[key].items())}
+        return data
+
+
+@dataclass
+class ResummarizedChapter:
+    """A chapter's new summary and state ops from the Summarizer, for the rebuild's one transaction."""
+
+    chapter: int
+    #: The hash of the text summarized: the rebuild refuses to store it if the text changed meanwhile.
+    content_hash: str
+    summary_markdown: str
+    ops: list[Any]
+    storyline_id: str | None = None
+    storyline_memory: str | None = None
 
 
 @dataclass(frozen=True)

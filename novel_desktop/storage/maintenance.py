@@ -13,6 +13,7 @@ from sqlmodel import Session
 from novel_desktop.domain.common import iso_now
 from novel_desktop.storage.engine import writer
 from novel_desktop.storage.history import ROLLBACK, history_position, record_point, write_origin
+from novel_desktop.storage.rebuild import clear_from_cascade
 from novel_desktop.storage.rollback import archive_and_drop
 from novel_desktop.storage.store import NovelStore, dumps, empty_state
 from novel_desktop.storage.tables import DocumentRow, EvaluationRow, PipelineLogRow, StateSnapshotRow
@@ -84,12 +85,14 @@ def replace_evaluation(
     """Store a new evaluation of a committed chapter; the old one moves into its pipeline log.
 
     The log gains a ``previous_evaluations`` entry (the old verdict in full, with when and why it was
-    replaced) and a stage line for the call. One transaction. Returns the old evaluation, if any.
+    replaced) and a stage line for the call; a chapter on the last rebuild's cascade list leaves it (it has
+    been judged against the new state). One transaction. Returns the old evaluation, if any.
     """
     now = iso_now()
     data = {**evaluation, "chapter": chapter}
     overall = data.get("overall")
     with Session(writer(store.engine), expire_on_commit=False) as s, s.begin():
+        clear_from_cascade(s, chapter)
         old_row = s.get(EvaluationRow, chapter)
         old = json.loads(old_row.content) if old_row else None
         log_row = s.get(PipelineLogRow, chapter)

@@ -51,6 +51,7 @@ from novel_desktop.storage.errors import (
 )
 from novel_desktop.storage.history import HistoryRepository
 from novel_desktop.storage.migrations import SchemaError, current_version, file_version, migrate
+from novel_desktop.storage.rebuild import RebuildRepository
 from novel_desktop.storage.repository import (
     PLATFORMS,
     ReadOnlyError,
@@ -109,6 +110,7 @@ class NovelStore(
     ChapterRepository,
     StateRepository,
     HistoryRepository,
+    RebuildRepository,
     ChapterCommit,
     RollbackRepository,
 ):

@@ -105,16 +105,19 @@ def test_three_chapters_from_a_hand_written_outline_then_a_manual_edit_and_rebui
     fake.script("summarizer", summarizer_json(location="洛阳"))
     assert main(["rebuild", str(fresh), "--from-chapter", "2"]) == 0
     out = capsys.readouterr().out
-    assert "已重建第 2 章" in out
-    # Chapter 3's own op moves him back to the mountain gate: it built on what the edit changed.
-    assert "第3章" in out and "characters.lin-feng" in out
+    assert "已从第 2 章重建" in out
+    # Per chapter, what the state after it is now: chapter 2 leaves 林枫 in 洛阳; chapter 3's own op moves him
+    # back to the mountain gate, so its summary contradicts nothing and the author can write on.
+    assert "第2章 状态变化 (changes):\n  - 人物 lin-feng：位置 苍梧宗山门 → 洛阳" in out
+    assert "后续章节与新状态一致" in out
     assert len(fake.requests_for("summarizer")) == 4
     with NovelStore.open(fresh, write=False) as store:
         assert "洛阳" in store.chapter_text(2)
         assert {c.number: c.status for c in store.list_chapters()} == {
             1: "committed",
             2: "committed",
-            3: "needs_rebuild",
+            3: "committed",
         }
+        assert store.stale_chapters() == []
         CurrentState.model_validate(store.current_state())
         assert store.state_version() == 5

@@ -257,24 +257,13 @@ class RunFlows:
         alerts.warning(self.window, title, message)
 
     def _on_pipeline_rebuild_finished(self, report: dict[str, Any]) -> None:
+        from novel_desktop.ui.rebuild_report import show_rebuild_report
+
         w = self.window
-        chapter = int(report.get("chapter", 0))
-        disagreeing: dict[Any, list[str]] = report.get("disagreeing") or {}
-        w.reload_chapters([chapter])
-        if disagreeing:
-            lines = "\n".join(
-                tr("第{n}章：{what}").format(n=n, what="；".join(reasons) or tr("与新状态不一致"))
-                for n, reasons in sorted(disagreeing.items(), key=lambda kv: int(kv[0]))
-            )
-            alerts.warning(
-                w,
-                tr("重建完成"),
-                tr(
-                    "第{n}章已重新摘要，故事状态已重放。以下后续章节与新状态不一致，请检查：\n\n{lines}"
-                ).format(n=chapter, lines=lines),
-            )
-        else:
-            w.statusBar().showMessage(tr("第{n}章重建完成；后续章节与新状态一致").format(n=chapter), 10000)
+        w.reload_chapters([int(n) for n in report.get("changes") or {}] or [int(report.get("chapter", 0))])
+        self.rebuild_report = show_rebuild_report(
+            w, report, lambda chapters: w.pipeline.run_action("reevaluate", chapters=list(chapters))
+        )
 
     def _on_pipeline_lifecycle_finished(self, _action: str, message: str) -> None:
         w = self.window
