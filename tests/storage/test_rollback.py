@@ -7,10 +7,11 @@ import json
 
 import pytest
 
+from novel_desktop.domain.records import ResummarizedChapter
 from novel_desktop.storage import layout
 from novel_desktop.storage.maintenance import drop_chapters
 from novel_desktop.storage.rollback import RollbackRefused
-from novel_desktop.storage.store import NovelStore
+from novel_desktop.storage.store import NovelStore, content_hash
 from tests.storage.staging import stage_chapter
 
 CONTRACT = "characters/active/lin-feng.json"
@@ -103,7 +104,8 @@ def test_rollback_to_4_brings_back_the_novel_right_after_chapter_4(store: NovelS
 def test_a_later_rebuild_never_replays_the_removed_chapters(store: NovelStore) -> None:
     after = write_six(store)
     store.rollback_to(4)
-    report = store.rebuild_state(3, summary_markdown=None, patch={"ops": _ops(3)})
+    again = ResummarizedChapter(3, content_hash(store.chapter_text(3) or ""), "第3章摘要", _ops(3))
+    report = store.write_rebuild(3, {3: again})
     assert sorted(report.disagreeing) == []
     assert _without_version(store.current_state()) == _without_version(after[4]["state"])
     # The next chapter 5 is written from chapter 4's state, and its own ops count from then on.

@@ -261,6 +261,10 @@ class RunFlows:
 
         w = self.window
         w.reload_chapters([int(n) for n in report.get("changes") or {}] or [int(report.get("chapter", 0))])
+        if self.stale.continues_after_rebuild() and not report.get("disagreeing"):
+            # 先重建 then 续写: nothing needs the author's eye, so the writing goes on without a dialog.
+            w.statusBar().showMessage(tr("重建完成，后续章节与新状态一致；接着续写"), 10000)
+            return
         self.rebuild_report = show_rebuild_report(
             w, report, lambda chapters: w.pipeline.run_action("reevaluate", chapters=list(chapters))
         )

@@ -124,6 +124,10 @@ class StaleFlows:
 
         alerts.confirm(w, tr("需要先重建"), text, answered, labels=(tr("先重建"), tr("取消")))
 
+    def continues_after_rebuild(self) -> bool:
+        """Whether the rebuild running now was started by 先重建, with chapters to write after it."""
+        return self._then_write is not None
+
     def _rebuild(self, first: int, count: int | None) -> None:
         self._then_write, self._rebuilt = count, False
         self.window.runs.request_rebuild(first)
