@@ -185,11 +185,13 @@ def cmd_continue(args: argparse.Namespace) -> int:
 
 
 def cmd_rebuild(args: argparse.Namespace) -> int:
+    from novel_desktop.domain.ledger import attributed
     from novel_desktop.llm.errors import LLMError
     from novel_desktop.pipeline.rebuild import rebuild_from
 
     async def run(session: NovelSession) -> int:
-        report = await rebuild_from(session.store, session.agents.chapter, args.from_chapter)
+        with attributed("rebuild"):
+            report = await rebuild_from(session.store, session.agents.chapter, args.from_chapter)
         print(
             f"已重建第 {report.chapter} 章：状态版本 {report.base_version} → {report.state_version} (rebuilt)"
         )

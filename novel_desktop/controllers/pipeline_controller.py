@@ -571,12 +571,14 @@ class PipelineController(QObject):
         await self._guarded(lambda: self._rebuild(chapter), _rebuild_retry)
 
     async def _rebuild(self, chapter: int) -> None:
+        from novel_desktop.domain.ledger import attributed
         from novel_desktop.pipeline.rebuild import rebuild_from
 
         self._chapter = chapter
         settings = await self._prepare()
         store = self.project.store
         async with self._session(settings) as session:
-            report = await rebuild_from(store, session.agents.chapter, chapter)
+            with attributed("rebuild"):
+                report = await rebuild_from(store, session.agents.chapter, chapter)
         self.project.notify_pipeline_commit()
         self.rebuild_finished.emit(dataclasses.asdict(report))
