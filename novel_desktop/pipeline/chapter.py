@@ -41,7 +41,7 @@ from novel_desktop.pipeline.events import (
     UsageUpdated,
 )
 from novel_desktop.pipeline.interaction import InteractionManager, resolve_gate
-from novel_desktop.pipeline.live_usage import LiveUsage
+from novel_desktop.pipeline.live_usage import LiveUsage, stage_totals
 from novel_desktop.storage import layout
 from novel_desktop.storage.aio import db
 from novel_desktop.storage.store import NovelStore, content_hash
@@ -168,16 +168,10 @@ class ChapterPipeline:
                 sum(c.cost_usd for c in calls),
             )
         )
-        usage = UsageUpdated(
-            n,
-            sum(int(s["input_tokens"]) for s in notes["stages"]),
-            sum(int(s["output_tokens"]) for s in notes["stages"]),
-            sum(float(s["cost_usd"]) for s in notes["stages"]),
-        )
         if self._live is not None and self._live.chapter == n:
-            self._live.finished(usage.input_tokens, usage.output_tokens, usage.cost_usd)
+            self._live.finished()  # this run's calls, as they ended, on top of the earlier stages
         else:
-            self._emit(usage)
+            self._emit(UsageUpdated(n, *stage_totals(notes["stages"])))
 
     def _warn(self, n: int, outcome_warnings: list[str], result: AgentResult[Any]) -> None:
         for w in result.warnings:
@@ -209,6 +203,8 @@ class ChapterPipeline:
         n = await self.next_chapter()
         resumed = cp.get("pipeline_stage") if cp.get("inflight_chapter") == n else None
         notes = await self._notes(n)
+        if self._live is not None:
+            self._live.start_from(*stage_totals(notes["stages"]))
         text_path = layout.chapter_path(n)
         text = await db(self.store.staging, text_path)
         if resumed == "judged" and awaiting_unchanged(notes, text):

@@ -14,29 +14,46 @@ from novel_desktop.pipeline.events import PipelineEvent, UsageUpdated
 UPDATES_PER_SECOND = 4
 
 
+def stage_totals(stages: list[dict[str, Any]]) -> tuple[int, int, float]:
+    """Input tokens, output tokens and cost of a chapter's recorded stages (its gate notes)."""
+    return (
+        sum(int(s["input_tokens"]) for s in stages),
+        sum(int(s["output_tokens"]) for s in stages),
+        sum(float(s["cost_usd"]) for s in stages),
+    )
+
+
 class LiveUsage:
     """Watches the model calls of chapter ``chapter`` (pass :meth:`watch` to ``attributed(watch=...)``) and
-    emits the chapter's running total: the finished stages (:meth:`finished`) plus the calls in flight —
-    input and cost from message_start, output as it arrives (estimated from the text between usage figures).
+    emits the chapter's running total: what its stages took before this run (:meth:`start_from`) plus every
+    call of this run — input and cost from message_start, output as it arrives (estimated from the text
+    between usage figures), the final figures once a call ends. Never lower than a moment before, except by
+    the correction of an output estimate.
     """
 
     def __init__(self, chapter: int, emit: Callable[[PipelineEvent], None]) -> None:
         self.chapter = chapter
         self._emit = emit
         self._base = (0, 0, 0.0)
-        self._live: dict[int, tuple[int, int, float]] = {}
+        self._calls: dict[int, tuple[int, int, float]] = {}
         self._last = 0.0
 
-    def finished(self, input_tokens: int, output_tokens: int, cost_usd: float) -> None:
-        """The chapter's finished stages now total this; the calls in flight so far are part of it."""
+    def start_from(self, input_tokens: int, output_tokens: int, cost_usd: float) -> None:
+        """The chapter's stages recorded before this run (a resumed chapter)."""
         self._base = (input_tokens, output_tokens, cost_usd)
-        self._live.clear()
+
+    def finished(self) -> None:
+        """A stage was recorded: show the figures at once."""
         self._send()
 
     def watch(self, event: Any) -> None:
         if not isinstance(event, CallEvent):
             return
-        self._live[event.call_id] = (event.usage.input_tokens, event.live_output_tokens, event.live_cost_usd)
+        if event.phase == "end":
+            figures = (event.usage.input_tokens, event.usage.output_tokens, event.cost_usd)
+        else:
+            figures = (event.usage.input_tokens, event.live_output_tokens, event.live_cost_usd)
+        self._calls[event.call_id] = figures
         now = time.monotonic()
         if event.phase != "progress" or now - self._last >= 1 / UPDATES_PER_SECOND:
             self._send()
@@ -44,6 +61,6 @@ class LiveUsage:
     def _send(self) -> None:
         self._last = time.monotonic()
         i, o, c = self._base
-        for li, lo, lc in self._live.values():
-            i, o, c = i + li, o + lo, c + lc
+        for ci, co, cc in self._calls.values():
+            i, o, c = i + ci, o + co, c + cc
         self._emit(UsageUpdated(self.chapter, i, o, c))
