@@ -23,14 +23,17 @@ test uses it directly, with the values the author typed.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from novel_desktop.llm.client import LLMClient, LLMResponse, PromptBlock
+from novel_desktop.domain.ledger import ModelCall, current_attribution, default_purpose
+from novel_desktop.llm.client import CallHook, LLMClient, LLMResponse, PromptBlock
 from novel_desktop.llm.roles import AgentRole
 from novel_desktop.llm.settings import LLMSettings, load_settings
+from novel_desktop.llm.usage import CallEvent
 from novel_desktop.pipeline.interaction import InteractionManager, Responder
 from novel_desktop.storage.store import NovelStore
 
@@ -43,6 +46,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+log = logging.getLogger(__name__)
+
 
 def build_client(
     settings: LLMSettings,
@@ -50,12 +55,14 @@ def build_client(
     api_key: str | None = None,
     base_url: str | None = None,
     http_client: httpx2.AsyncClient | None = None,
+    on_call: CallHook | None = None,
 ) -> LLMClient:
     """The LLM client for ``settings``. ``api_key``/``base_url`` override the keyring/environment and the
     settings (the connection test passes what the author typed; tests pass the fake server);
-    ``http_client`` is an ``httpx2.AsyncClient`` (the window builds one in a worker thread). Constructing it
-    is cheap: the SDK is imported and the connection opened on the first call."""
-    return LLMClient(settings, api_key=api_key, base_url=base_url, http_client=http_client)
+    ``http_client`` is an ``httpx2.AsyncClient`` (the window builds one in a worker thread); ``on_call`` is
+    the client's ledger hook. Constructing it is cheap: the SDK is imported and the connection opened on the
+    first call."""
+    return LLMClient(settings, api_key=api_key, base_url=base_url, http_client=http_client, on_call=on_call)
 
 
 async def probe_connection(
@@ -127,6 +134,8 @@ class NovelSession:
         self._agents: SessionAgents | None = None
         self._interaction: InteractionManager | None = None
         self._closed = False
+        # The ledger row and chapter of each call whose stream started and has not ended (by call id).
+        self._open_calls: dict[int, tuple[int | None, int | None]] = {}
 
     @classmethod
     def open(
@@ -196,9 +205,53 @@ class NovelSession:
             raise RuntimeError("the session is closed")
         if self._client is None:
             self._client = build_client(
-                self.settings, api_key=self._api_key, base_url=self._base_url, http_client=self._http_client
+                self.settings,
+                api_key=self._api_key,
+                base_url=self._base_url,
+                http_client=self._http_client,
+                on_call=self._on_call,
             )
         return self._client
+
+    async def _on_call(self, event: CallEvent) -> None:
+        """The client's hook: every call goes into the novel's cost ledger (a row when its stream starts,
+        completed when it ends), and a live view watching the calls (``attributed(watch=...)``) sees it."""
+        attribution = current_attribution()
+        if attribution.watch is not None:
+            try:
+                attribution.watch(event)
+            except Exception:
+                log.warning("a call watcher failed", exc_info=True)
+        if event.phase == "progress" or not self.store.writable:
+            return
+        row_id, chapter = self._open_calls.pop(event.call_id, (None, attribution.chapter))
+        call = ModelCall(
+            role=event.role,
+            model=event.model,
+            purpose=attribution.purpose or default_purpose(event.role),
+            # A row left "interrupted" is a call whose process died before it ended.
+            status="interrupted" if event.phase == "start" else event.status,
+            chapter=chapter,
+            input_tokens=event.usage.input_tokens,
+            output_tokens=event.usage.output_tokens,
+            cache_creation_input_tokens=event.usage.cache_creation_input_tokens,
+            cache_read_input_tokens=event.usage.cache_read_input_tokens,
+            cost_usd=event.cost_usd,
+            duration_ms=event.duration_ms,
+            attempts=event.attempts,
+        )
+        row_id, chapter = await asyncio.to_thread(self._record_call, call, row_id)
+        if event.phase == "start":
+            self._open_calls[event.call_id] = (row_id, chapter)
+
+    def _record_call(self, call: ModelCall, row_id: int | None) -> tuple[int, int | None]:
+        if call.chapter is None and row_id is None:
+            # Nobody named the chapter: the one the checkpoint has in flight, if any.
+            cp = self.store.checkpoint()
+            inflight = cp.get("inflight_chapter")
+            if isinstance(inflight, int) and cp.get("pipeline_stage") not in (None, "committed"):
+                call = replace(call, chapter=inflight)
+        return self.store.record_model_call(call, row_id), call.chapter
 
     @property
     def agents(self) -> SessionAgents:

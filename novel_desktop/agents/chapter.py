@@ -7,9 +7,10 @@ output into domain models. This implements :class:`~novel_desktop.agents.ports.C
 from __future__ import annotations
 
 import asyncio
+import functools
 import re
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar, cast
 
 from pydantic import Field
 
@@ -21,6 +22,7 @@ from novel_desktop.agents.ports import AgentResult, ChapterBrief, SummaryOutput,
 from novel_desktop.agents.templates import RenderedPrompt, render_template
 from novel_desktop.domain.common import SeedModel
 from novel_desktop.domain.evaluation import Evaluation
+from novel_desktop.domain.ledger import attributed
 from novel_desktop.domain.outline import section_title
 from novel_desktop.domain.refine import MAX_CHANGE_RATIO, RefineEdits
 from novel_desktop.domain.summary import ChapterSummary
@@ -29,6 +31,21 @@ from novel_desktop.llm.roles import AgentRole
 
 _HINTS_BLOCK = re.compile(r"\n*```(?:json)?\s*\n(\{.*?\})\s*\n```\s*\Z", re.S)
 _HEADING = re.compile(r"^\s*#\s*第")
+
+
+F = TypeVar("F", bound=Callable[..., Coroutine[Any, Any, Any]])
+
+
+def _on_chapter(fn: F) -> F:
+    """The method's model calls are the brief's chapter's in the cost ledger (whoever calls it: the chapter
+    pipeline, a rebuild, a re-judge)."""
+
+    @functools.wraps(fn)
+    async def inner(self: Any, brief: ChapterBrief, *args: Any, **kwargs: Any) -> Any:
+        with attributed(chapter=brief.chapter):
+            return await fn(self, brief, *args, **kwargs)
+
+    return cast(F, inner)
 
 
 class SummarizerReply(SeedModel):
@@ -94,6 +111,7 @@ class LLMChapterAgents:
             outline=facts.chapter_outline,
         )
 
+    @_on_chapter
     async def write(
         self,
         brief: ChapterBrief,
@@ -126,6 +144,7 @@ class LLMChapterAgents:
         self._hints[brief.chapter] = hints
         return AgentResult(body, [call_record(self.client, response)], warnings)
 
+    @_on_chapter
     async def summarize(self, brief: ChapterBrief, text: str) -> AgentResult[SummaryOutput]:
         facts = await self._load(brief.chapter)
         context = fact_sheet.summarizer_context(facts, text, self._hints.get(brief.chapter, ""))
@@ -160,6 +179,7 @@ class LLMChapterAgents:
         )
         return AgentResult(out, result.calls, result.warnings)
 
+    @_on_chapter
     async def refine(self, brief: ChapterBrief, text: str) -> AgentResult[RefineEdits]:
         facts = await self._load(brief.chapter)
         budget = int(len(text) * MAX_CHANGE_RATIO)
@@ -168,6 +188,7 @@ class LLMChapterAgents:
             self.client, AgentRole.style_refiner, prompt, RefineEdits, what="润色修改清单"
         )
 
+    @_on_chapter
     async def judge(self, brief: ChapterBrief, text: str, *, secondary: bool) -> AgentResult[Evaluation]:
         facts = await self._load(brief.chapter)
         prompt = render_template("quality_judge", fact_sheet.judge_context(facts, text))

@@ -15,6 +15,7 @@ from typing import Any, TextIO
 from novel_desktop import __version__
 from novel_desktop.cli import ask as ask_cmds
 from novel_desktop.cli import blacklist as blacklist_cmds
+from novel_desktop.cli import cost as cost_cmds
 from novel_desktop.cli import demo as demo_cmds
 from novel_desktop.cli import draft as draft_cmds
 from novel_desktop.cli import edit as edit_cmds
@@ -76,6 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     edit_cmds.register(subparsers)
     rollback_cmds.register(subparsers)
     rebuild_cmds.register(subparsers)
+    cost_cmds.register(subparsers)
     return parser
 
 

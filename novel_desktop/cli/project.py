@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from novel_desktop.cli.common import CliError, print_json
+from novel_desktop.cli.cost import cost_line
 from novel_desktop.storage import lock
 from novel_desktop.storage.store import PLATFORMS, NovelStore, clear_stale_lock
 
@@ -171,6 +172,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         f"未回收伏笔 open foreshadowing: {report.open_foreshadowing}",
         f"状态 state: {report.orchestrator_state} / 流水线 pipeline: {stage}",
         f"状态版本 state version: {report.state_version}",
+        cost_line(report.cost),
     ]
     if report.inflight_chapter is not None:
         lines.append(f"进行中 in flight: 第 {report.inflight_chapter} 章（下次续写会从中断处恢复）")

@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from novel_desktop.domain.ledger import CostTotals
+
 
 @dataclass(frozen=True)
 class ChapterInfo:
@@ -48,10 +50,13 @@ class StatusReport:
     #: The chapters whose summary and state no longer follow from their text: the first one edited (or
     #: imported without a summary) and every chapter after it. Writing on waits for ``novel rebuild``.
     stale_chapters: list[int] = field(default_factory=list)
+    #: Every model call's tokens and cost (the ledger): planning, judging again, failed and cancelled calls.
+    cost: CostTotals = field(default_factory=CostTotals)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data.pop("title")
+        data["cost"] = self.cost.to_json()
         return data
 
 

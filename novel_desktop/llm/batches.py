@@ -214,7 +214,11 @@ async def _batch(
     try:
         decoder = await sdk.messages.batches.results(batch.id)
         async for item in decoder:
-            report.results[item.custom_id] = _item(client, item, roles)
+            result = report.results[item.custom_id] = _item(client, item, roles)
+            role = roles.get(item.custom_id, AgentRole.quality_judge)
+            await client.report_call(
+                role, result.model, result.usage, ok=result.error is None, discount=BATCH_DISCOUNT
+            )
     except anthropic.APIError as exc:
         raise BatchError(f"无法读取批处理 {batch.id} 的结果：{_message(exc)}") from None
     for request in requests:

@@ -10,10 +10,11 @@ and a connection dropped mid-stream. A restarted call discards its partial text 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import random
 import time
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -34,7 +35,7 @@ from novel_desktop.llm.providers import get_preset
 from novel_desktop.llm.roles import AgentRole
 from novel_desktop.llm.secrets import get_api_key, resolve_base_url
 from novel_desktop.llm.settings import LLMSettings
-from novel_desktop.llm.usage import Usage
+from novel_desktop.llm.usage import CallEvent, Usage, estimate_output_tokens
 
 if TYPE_CHECKING:
     import httpx2
@@ -48,6 +49,9 @@ MAX_CACHE_BREAKPOINTS = 4
 AGENT_HEADER = "x-novel-agent"
 
 _T = TypeVar("_T")
+
+#: The client's optional ledger hook: awaited with each :class:`CallEvent` (never allowed to fail a call).
+CallHook = Callable[[CallEvent], Awaitable[None]]
 
 # Words in a provider's error that mean "out of money/quota" rather than "slow down": retrying cannot help.
 _QUOTA_HINTS = ("balance", "quota", "credit", "insufficient", "billing", "余额", "额度", "欠费")
@@ -93,6 +97,13 @@ class _CallState:
 
     emitted: bool = False
     spent: Usage = field(default_factory=Usage)
+    # For the ledger hook: the call, its current attempt and what that attempt reported and streamed so far.
+    call_id: int = 0
+    model: str = ""
+    attempt: int = 0
+    partial: Usage = field(default_factory=Usage)
+    chars: int = 0
+    started: float = field(default_factory=time.monotonic)
 
 
 class _Retryable(Exception):
@@ -137,7 +148,9 @@ class LLMClient:
 
     ``api_key`` and ``base_url`` override the environment/keyring and settings (tests pass the fake
     server's URL here); ``http_client`` is an ``httpx2.AsyncClient`` for proxies or a mock transport.
-    Use ``async with`` or call ``aclose()`` to release the connections.
+    ``on_call`` (optional) is awaited with a :class:`CallEvent` when each attempt's stream starts, as text and
+    usage arrive, and when the call ends however it ends (the cost ledger). Use ``async with`` or call
+    ``aclose()`` to release the connections.
     """
 
     def __init__(
@@ -147,8 +160,11 @@ class LLMClient:
         api_key: str | None = None,
         base_url: str | None = None,
         http_client: httpx2.AsyncClient | None = None,
+        on_call: CallHook | None = None,
     ) -> None:
         self.settings = settings
+        self.on_call = on_call
+        self._call_ids = itertools.count(1)
         self._explicit_key = api_key
         self._explicit_base_url = base_url
         self._http_client = http_client
@@ -228,13 +244,14 @@ class LLMClient:
             raise asyncio.CancelledError
         system_param = build_system(system)
         limit = self.settings.timeout_for(role) if timeout is None else timeout
+        state = _CallState(call_id=next(self._call_ids), model=self.settings.model_for(role))
 
         async def bounded() -> LLMResponse:
             timer = asyncio.timeout(limit)
             try:
                 async with timer:
                     return await self._run_with_retries(
-                        role, system_param, messages, max_tokens, on_text, on_restart
+                        role, system_param, messages, max_tokens, on_text, on_restart, state
                     )
             except TimeoutError:
                 if timer.expired():
@@ -242,9 +259,67 @@ class LLMClient:
                     raise LLMTimeout() from None
                 raise
 
-        if cancel is None:
-            return await bounded()
-        return await _cancellable(bounded(), cancel)
+        try:
+            response = await (bounded() if cancel is None else _cancellable(bounded(), cancel))
+        except asyncio.CancelledError:
+            await self._report(state, role, "end", "cancelled")
+            raise
+        except BaseException:
+            await self._report(state, role, "end", "failed")
+            raise
+        await self._report(state, role, "end", "ok", response.usage, response.model)
+        return response
+
+    async def _report(
+        self,
+        state: _CallState,
+        role: AgentRole,
+        phase: str,
+        status: str = "running",
+        usage: Usage | None = None,
+        model: str | None = None,
+        discount: float = 1.0,
+    ) -> None:
+        """Tell the ``on_call`` hook where the call stands; the hook's own failure is logged, never raised."""
+        if self.on_call is None:
+            return
+        if usage is None:
+            usage = state.spent + state.partial if phase != "end" else state.spent
+        model = model or state.model
+        price = self.settings.price_for(model)
+        chars = state.chars if phase != "end" else 0
+        live = Usage(
+            usage.input_tokens,
+            usage.output_tokens + estimate_output_tokens(chars),
+            usage.cache_creation_input_tokens,
+            usage.cache_read_input_tokens,
+        )
+        event = CallEvent(
+            call_id=state.call_id,
+            phase=phase,
+            role=role.value,
+            model=model,
+            usage=usage,
+            cost_usd=usage.cost(price) * discount,
+            status=status,
+            attempts=max(1, state.attempt),
+            duration_ms=int((time.monotonic() - state.started) * 1000),
+            streamed_chars=chars,
+            live_cost_usd=live.cost(price) * discount,
+        )
+        try:
+            await self.on_call(event)
+        except Exception:
+            log.warning("the call hook failed: role=%s phase=%s", role.value, phase, exc_info=True)
+
+    async def report_call(
+        self, role: AgentRole, model: str, usage: Usage, *, ok: bool = True, discount: float = 1.0
+    ) -> None:
+        """Tell the ``on_call`` hook about a call made outside :meth:`stream` (a Message Batches result,
+        priced at ``discount`` of the model's price)."""
+        state = _CallState(call_id=next(self._call_ids), model=model, attempt=1, spent=usage)
+        status = "ok" if ok else "failed"
+        await self._report(state, AgentRole(role), "end", status, usage, model, discount)
 
     async def _run_with_retries(
         self,
@@ -254,14 +329,15 @@ class LLMClient:
         max_tokens: int | None,
         on_text: Callable[[str], None] | None,
         on_restart: Callable[[], None] | None,
+        state: _CallState,
     ) -> LLMResponse:
         sdk = self._ensure_sdk()
-        model = self.settings.model_for(role)
+        model = state.model
         limit = max_tokens or self.settings.max_tokens_for(role)
         policy = self.settings.retry
-        state = _CallState()
-        started = time.monotonic()
+        started = state.started
         for attempt in range(1, policy.max_attempts + 1):
+            state.attempt = attempt
             if attempt > 1 and state.emitted:
                 state.emitted = False
                 if on_restart is not None:
@@ -341,7 +417,8 @@ class LLMClient:
         import anthropic
         import httpx2
 
-        partial = Usage()
+        partial = state.partial = Usage()
+        state.chars = 0
         saw_stop = False
         try:
             async with sdk.messages.stream(
@@ -357,11 +434,23 @@ class LLMClient:
                             state.emitted = True
                             if on_text is not None:
                                 on_text(event.text)
+                            state.chars += len(event.text)
+                            await self._report(state, role, "progress")
                     elif event.type == "message_start":
-                        partial = Usage.from_api(event.message.usage)
+                        partial = state.partial = Usage.from_api(event.message.usage)
+                        await self._report(state, role, "start")
+                    elif event.type == "message_delta" and event.usage is not None:
+                        # Output so far (the API sends it at least once, before message_stop).
+                        partial = state.partial = _merged(partial, event.usage)
+                        state.chars = 0
+                        await self._report(state, role, "progress")
                     elif event.type == "message_stop":
                         saw_stop = True
                 message = await stream.get_final_message()
+        except asyncio.CancelledError:
+            # Cancelled (or timed out) mid-stream: what the provider reported so far is billed all the same.
+            state.spent, state.partial = state.spent + partial, Usage()
+            raise
         except anthropic.APIStatusError as exc:
             state.spent = state.spent + partial
             raise self._classify(exc) from None
@@ -413,6 +502,21 @@ class LLMClient:
         if status == 413:
             return LLMBadRequest("请求内容过长（413）：请减少上下文或换用上下文更长的模型。", **kw)
         return LLMBadRequest(**kw)
+
+
+def _merged(usage: Usage, delta: Any) -> Usage:
+    """message_start's usage updated by a message_delta's (cumulative; a field it leaves out stays)."""
+
+    def pick(name: str, old: int) -> int:
+        value = getattr(delta, name, None)
+        return old if value is None else int(value)
+
+    return Usage(
+        pick("input_tokens", usage.input_tokens),
+        pick("output_tokens", usage.output_tokens),
+        pick("cache_creation_input_tokens", usage.cache_creation_input_tokens),
+        pick("cache_read_input_tokens", usage.cache_read_input_tokens),
+    )
 
 
 def _retry_after(exc: APIStatusError) -> float | None:

@@ -67,3 +67,38 @@ class Usage:
             "cache_creation_input_tokens": self.cache_creation_input_tokens,
             "cache_read_input_tokens": self.cache_read_input_tokens,
         }
+
+
+def estimate_output_tokens(chars: int) -> int:
+    """Output tokens of ``chars`` streamed characters before the provider reports them (about 1.5 Chinese
+    characters a token); only for a live view, never billed."""
+    return -(-chars * 2 // 3) if chars > 0 else 0
+
+
+@dataclass(frozen=True)
+class CallEvent:
+    """What the client tells its ``on_call`` hook about one call (``LLMClient.stream``).
+
+    ``phase`` is ``start`` (an attempt's stream began: message_start's usage is known; again on a retry),
+    ``progress`` (text or a usage figure arrived) or ``end`` (``status`` ok, failed or cancelled). ``usage``
+    is what the provider reported so far over every attempt; ``streamed_chars`` the text streamed since its
+    last output figure, from which a live view estimates the output tokens not yet reported.
+    """
+
+    call_id: int
+    phase: str
+    role: str
+    model: str
+    usage: Usage
+    cost_usd: float
+    status: str = "running"
+    attempts: int = 1
+    duration_ms: int = 0
+    streamed_chars: int = 0
+    #: ``cost_usd`` plus the estimated output tokens' price (a live view's figure).
+    live_cost_usd: float = 0.0
+
+    @property
+    def live_output_tokens(self) -> int:
+        """Output tokens reported, plus an estimate of those streamed since (a live view's figure)."""
+        return self.usage.output_tokens + estimate_output_tokens(self.streamed_chars)

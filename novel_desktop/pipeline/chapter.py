@@ -22,6 +22,7 @@ from novel_desktop.agents.ports import AgentResult, CallRecord, ChapterAgents, C
 from novel_desktop.domain.common import iso_now
 from novel_desktop.domain.evaluation import Evaluation
 from novel_desktop.domain.gate import GateAction, GateDecision, decide
+from novel_desktop.domain.ledger import attributed
 from novel_desktop.domain.novel_ask import QuestionSpec
 from novel_desktop.domain.refine import apply_edits
 from novel_desktop.domain.text import count_chars
@@ -40,6 +41,7 @@ from novel_desktop.pipeline.events import (
     UsageUpdated,
 )
 from novel_desktop.pipeline.interaction import InteractionManager, resolve_gate
+from novel_desktop.pipeline.live_usage import LiveUsage, stage_totals
 from novel_desktop.pipeline.stale import refuse_stale
 from novel_desktop.storage import layout
 from novel_desktop.storage.aio import db
@@ -109,6 +111,7 @@ class ChapterPipeline:
         self.agents = agents
         self.interaction = interaction
         self._emit = emit or (lambda _e: None)
+        self._live: LiveUsage | None = None
 
     # ------------------------------------------------------------------ helpers
     def _notes_path(self, n: int) -> str:
@@ -166,14 +169,10 @@ class ChapterPipeline:
                 sum(c.cost_usd for c in calls),
             )
         )
-        self._emit(
-            UsageUpdated(
-                n,
-                sum(int(s["input_tokens"]) for s in notes["stages"]),
-                sum(int(s["output_tokens"]) for s in notes["stages"]),
-                sum(float(s["cost_usd"]) for s in notes["stages"]),
-            )
-        )
+        if self._live is not None and self._live.chapter == n:
+            self._live.finished()  # this run's calls, as they ended, on top of the earlier stages
+        else:
+            self._emit(UsageUpdated(n, *stage_totals(notes["stages"])))
 
     def _warn(self, n: int, outcome_warnings: list[str], result: AgentResult[Any]) -> None:
         for w in result.warnings:
@@ -191,12 +190,24 @@ class ChapterPipeline:
 
     async def run_chapter(self) -> ChapterOutcome:
         """Write (or resume) the next chapter until it is committed or needs the author; raise
-        StaleChaptersError, before any model request, while earlier chapters are stale."""
+        StaleChaptersError, before any model request, while earlier chapters are stale. Its model calls go
+        into the cost ledger as this chapter's; its tokens and cost are emitted live as it streams."""
         await db(refuse_stale, self.store)
+        n = await self.next_chapter()
+        self._live = LiveUsage(n, self._emit)
+        try:
+            with attributed(chapter=n, watch=self._live.watch):
+                return await self._run_chapter()
+        finally:
+            self._live = None
+
+    async def _run_chapter(self) -> ChapterOutcome:
         cp = await db(self.store.checkpoint)
         n = await self.next_chapter()
         resumed = cp.get("pipeline_stage") if cp.get("inflight_chapter") == n else None
         notes = await self._notes(n)
+        if self._live is not None:
+            self._live.start_from(*stage_totals(notes["stages"]))
         text_path = layout.chapter_path(n)
         text = await db(self.store.staging, text_path)
         if resumed == "judged" and awaiting_unchanged(notes, text):

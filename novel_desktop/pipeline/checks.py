@@ -25,7 +25,7 @@ from novel_desktop.analysis.novel_analysis import analyze_store
 from novel_desktop.analysis.style_metrics import StyleMetrics, drift
 from novel_desktop.domain.style import StyleProfile
 from novel_desktop.pipeline.interaction import AnswersNeeded, InteractionManager
-from novel_desktop.pipeline.steps import StepReport, add_usage, ask, question, spec
+from novel_desktop.pipeline.steps import StepReport, ask, question, spec
 from novel_desktop.pipeline.volume_plan import PlanParams, plan_params, set_plan_params
 from novel_desktop.storage import layout
 from novel_desktop.storage.aio import db
@@ -267,7 +267,6 @@ async def after_chapter(
         out.warnings += step.warnings
         out.written += step.written
         lines += audit.lines()
-        await db(add_usage, store, step.calls)
         await db(_mark, store, "audit", end)
         if audit.severe:
             out.pause = True

@@ -28,6 +28,7 @@ from novel_desktop.agents.ports import CallRecord, JudgeAgent, PlanningAgents
 from novel_desktop.domain.characters import Character
 from novel_desktop.domain.common import iso_now
 from novel_desktop.domain.evaluation import Evaluation
+from novel_desktop.domain.ledger import attributed, for_purpose
 from novel_desktop.domain.proposals import Proposal
 from novel_desktop.domain.seed_fields import Slug
 from novel_desktop.domain.storylines import Storyline, StorylinesFile
@@ -105,6 +106,7 @@ def _store_character(store: NovelStore, character: Character, effective: int) ->
     return apply_payload(store, "characters", payload, effective_from=effective, note="手动新增角色")
 
 
+@for_purpose("on_demand")
 async def add_character(
     store: NovelStore,
     *,
@@ -260,6 +262,7 @@ class _Declined(Exception):
     """The author's answer to WorldBuilder's question ended the request (the choice is the message)."""
 
 
+@for_purpose("on_demand")
 async def extend_world(
     store: NovelStore, agents: PlanningAgents, request: str, interaction: InteractionManager
 ) -> ActionResult:
@@ -502,7 +505,8 @@ def _chapter_text(store: NovelStore, chapter: int) -> str:
 async def rejudge(store: NovelStore, judge: JudgeAgent, chapter: int) -> RejudgeResult:
     """Run QualityJudge again on a committed chapter; store the new verdict and keep the old in the log."""
     text = await db(_chapter_text, store, chapter)
-    result = await judge.judge(chapter, text)
+    with attributed("rejudge", chapter=chapter):
+        result = await judge.judge(chapter, text)
     cost = _cost(result.calls)
     if result.value is None:
         raise OnDemandError("；".join(result.warnings) or f"第 {chapter} 章评审失败，原评审未改动")
@@ -545,9 +549,10 @@ async def batch_reevaluate(
     reply does not parse keeps its old verdict and is listed in ``failed``.
     """
     texts = {n: await db(_chapter_text, store, n) for n in chapters}
-    judged = await judge.judge_batch(
-        texts, prefer_batch=prefer_batch, first_poll_s=first_poll_s, on_progress=on_progress
-    )
+    with attributed("reevaluate"):
+        judged = await judge.judge_batch(
+            texts, prefer_batch=prefer_batch, first_poll_s=first_poll_s, on_progress=on_progress
+        )
     report = ReevaluationReport(judged.batch, failed=dict(judged.failed))
     how = "reevaluate_batch" if judged.batch.mode == "batch" else "reevaluate"
     for n, evaluation in judged.verdicts.items():

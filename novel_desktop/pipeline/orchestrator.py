@@ -30,7 +30,7 @@ from novel_desktop.pipeline.events import PipelineEvent
 from novel_desktop.pipeline.interaction import InteractionManager
 from novel_desktop.pipeline.quick_start import QUICK_START_META, TRIAL_CHAPTERS, StyleChoice
 from novel_desktop.pipeline.stale import chapter_span, refuse_stale
-from novel_desktop.pipeline.steps import LifecycleError, StepReport, add_usage, ask
+from novel_desktop.pipeline.steps import LifecycleError, StepReport, ask
 from novel_desktop.storage.aio import db
 from novel_desktop.storage.store import NovelStore, StoreError
 
@@ -315,13 +315,12 @@ class Orchestrator:
             report = await volume_review.ask_review(self.store, self.planning, self.interaction, volume)
             report.calls = review.calls + report.calls
             report.message = f"{review.message}\n{report.message}"
-            outcome = await self._done(state, await self.state(), report, record=False)
+            outcome = await self._done(state, await self.state(), report)
             outcome.blocked = report.pause
             return outcome
         return await self._writing_step(state)
 
-    async def _done(self, state: str, new: str, report: StepReport, *, record: bool = True) -> StepOutcome:
-        await db(add_usage, self.store, report.calls) if record else None
+    async def _done(self, state: str, new: str, report: StepReport) -> StepOutcome:
         if new != state:
             await self._set(state, new)
         self._finished(state, report)

@@ -29,6 +29,7 @@ from novel_desktop.agents.planning import (
 )
 from novel_desktop.agents.ports import PlanningAgents
 from novel_desktop.analysis.style_metrics import StyleMetrics, compute_metrics, profile_from_samples
+from novel_desktop.domain.ledger import for_purpose
 from novel_desktop.domain.novel_ask import AnswerSpec, QuestionSpec
 from novel_desktop.domain.platforms import PLATFORMS
 from novel_desktop.domain.proposals import CharactersPayload, Proposal
@@ -135,6 +136,7 @@ def _world_proposal(reply: WorldReply, rules: WorldRules, note: str) -> Proposal
     return Proposal(kind="world", title="快速起步：世界规则", payload=payload, effective_from=1, note=note)
 
 
+@for_purpose("quick_start")
 async def build_world(
     store: NovelStore, agents: PlanningAgents, interaction: InteractionManager
 ) -> StepReport:
@@ -187,6 +189,7 @@ async def build_world(
 
 
 # ---------------------------------------------------------------------------- 3. characters
+@for_purpose("quick_start")
 async def build_characters(
     store: NovelStore, agents: PlanningAgents, interaction: InteractionManager
 ) -> StepReport:
@@ -433,6 +436,7 @@ def _known_characters(store: NovelStore) -> str:
     return "\n".join(lines)
 
 
+@for_purpose("quick_start")
 async def build_style(
     store: NovelStore,
     agents: PlanningAgents,

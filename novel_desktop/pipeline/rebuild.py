@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from novel_desktop.agents.ports import ChapterAgents, ReadsFacts, SummaryOutput
+from novel_desktop.domain.ledger import for_purpose
 from novel_desktop.domain.rebuild_chain import replay_step
 from novel_desktop.domain.records import RebuildReport, ResummarizedChapter
 from novel_desktop.pipeline.contract_lifecycle import contract_changes
@@ -108,6 +109,7 @@ def plan_start(basis: RebuildBasis, requested: int) -> tuple[int, list[str]]:
     return requested, []
 
 
+@for_purpose("rebuild")
 async def rebuild_from(
     store: NovelStore,
     agents: ChapterAgents,

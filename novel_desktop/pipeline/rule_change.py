@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 
 from novel_desktop.agents.planning import character_context
 from novel_desktop.agents.ports import PlanningAgents
+from novel_desktop.domain.ledger import for_purpose
 from novel_desktop.pipeline.interaction import InteractionManager
-from novel_desktop.pipeline.steps import StepReport, add_usage, ask, character_files, consult, question, spec
+from novel_desktop.pipeline.steps import StepReport, ask, character_files, consult, question, spec
 from novel_desktop.storage import layout
 from novel_desktop.storage.aio import db
 from novel_desktop.storage.store import NovelStore, dumps
@@ -96,6 +97,7 @@ def _annotate_chapters(store: NovelStore, impact: RuleImpact) -> list[str]:
     return written
 
 
+@for_purpose("rule_change")
 async def propagate_rule_change(
     store: NovelStore, agents: PlanningAgents, interaction: InteractionManager, rule_ids: list[str]
 ) -> StepReport:
@@ -149,6 +151,5 @@ async def propagate_rule_change(
             await db(store.put_document, path, dumps({**ch.to_json_dict(), "status": "active"}))
             report.written.append(path)
     report.written += await db(_annotate_chapters, store, impact)
-    await db(add_usage, store, report.calls)
     report.message += f"\n已更新 {len(report.written)} 份契约"
     return report

@@ -106,22 +106,6 @@ async def ask_decision(
     return choice if isinstance(choice, str) else default
 
 
-def add_usage(store: NovelStore, calls: Sequence[CallRecord]) -> None:
-    """Add the planning calls' tokens and cost to the novel's running total outside chapters (meta)."""
-    if not calls:
-        return
-    raw = store.meta().get("planning_usage")
-    total: dict[str, float] = json.loads(raw) if raw else {}
-    for c in calls:
-        key = c.role
-        entry = total.get(key) or 0.0
-        total[key] = round(float(entry) + c.cost_usd, 6)
-        total["input_tokens"] = total.get("input_tokens", 0) + c.input_tokens
-        total["output_tokens"] = total.get("output_tokens", 0) + c.output_tokens
-        total["cost_usd"] = round(total.get("cost_usd", 0.0) + c.cost_usd, 6)
-    store.set_meta("planning_usage", json.dumps(total, ensure_ascii=False))
-
-
 def character_files(store: NovelStore) -> list[Character]:
     """The active characters whose profiles parse (a broken file is skipped, not fatal)."""
     out = []
@@ -204,7 +188,6 @@ __all__ = [
     "Consulted",
     "LifecycleError",
     "StepReport",
-    "add_usage",
     "ask",
     "ask_decision",
     "character_files",

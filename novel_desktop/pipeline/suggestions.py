@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from novel_desktop.agents.ports import JudgeAgent
+from novel_desktop.domain.ledger import attributed
 from novel_desktop.domain.suggestions import (
     ChapterSuggestion,
     SuggestionSet,
@@ -23,7 +24,6 @@ from novel_desktop.domain.suggestions import (
     locate,
 )
 from novel_desktop.pipeline.on_demand import OnDemandError
-from novel_desktop.pipeline.steps import add_usage
 from novel_desktop.storage import layout
 from novel_desktop.storage.aio import db
 from novel_desktop.storage.store import NovelStore, content_hash
@@ -84,9 +84,9 @@ async def chapter_suggestions(
 ) -> SuggestionsResult:
     """Suggestions for the judge's findings on chapter ``chapter`` (committed, or staged).
 
-    Suggestions already made for the same text are reused unless ``fresh``. The call's cost is added to the
-    novel's on-demand usage. Raises :class:`OnDemandError` when the chapter does not exist, the judge found
-    nothing to fix, or the reply could not be parsed.
+    Suggestions already made for the same text are reused unless ``fresh``. The call's cost goes into the
+    novel's cost ledger as chapter ``chapter``'s. Raises :class:`OnDemandError` when the chapter does not
+    exist, the judge found nothing to fix, or the reply could not be parsed.
     """
     source = await db(chapter_source, store, chapter)
     if not source.issues:
@@ -96,8 +96,8 @@ async def chapter_suggestions(
         return SuggestionsResult(
             chapter, source.text, source.issues, kept.suggestions, kept.dropped, staged=source.staged
         )
-    result = await agent.suggest(chapter, source.text, source.issues)
-    await db(add_usage, store, result.calls)
+    with attributed("suggest", chapter=chapter):
+        result = await agent.suggest(chapter, source.text, source.issues)
     cost = float(sum(c.cost_usd for c in result.calls))
     if result.value is None:
         raise OnDemandError("；".join(result.warnings) or "修改建议未能生成 (the reply could not be parsed)")

@@ -21,6 +21,7 @@ from typing import Any
 from novel_desktop.agents.planning import plot_context
 from novel_desktop.agents.ports import PlanningAgents
 from novel_desktop.domain.contracts import ChapterContract
+from novel_desktop.domain.ledger import for_purpose
 from novel_desktop.domain.novel_ask import QuestionSpec
 from novel_desktop.domain.outline import outline_sections
 from novel_desktop.domain.proposals import Proposal, VolumePlan, review_spec
@@ -193,6 +194,7 @@ def _prev_review(store: NovelStore, volume: int, start: int) -> str:
     return ("以下章节已写完（试写），本卷从其后续写：\n" + "\n".join(parts)) if parts else ""
 
 
+@for_purpose("plan")
 async def plan_volume(
     store: NovelStore, agents: PlanningAgents, interaction: InteractionManager, volume: int
 ) -> StepReport:

@@ -27,13 +27,14 @@ from novel_desktop.domain.foreshadowing import (
     VolumeForeshadowing,
     overdue,
 )
+from novel_desktop.domain.ledger import for_purpose
 from novel_desktop.domain.proposals import Proposal
 from novel_desktop.domain.state_ops import prune_state
 from novel_desktop.domain.storylines import StorylinesFile
 from novel_desktop.pipeline.approval import character_proposal, current_payload, propose, with_changes
 from novel_desktop.pipeline.checks import AuditReport, QualityBrief, consistency_audit, quality_brief
 from novel_desktop.pipeline.interaction import InteractionManager
-from novel_desktop.pipeline.steps import StepReport, add_usage, ask, character_files, consult, question, spec
+from novel_desktop.pipeline.steps import StepReport, ask, character_files, consult, question, spec
 from novel_desktop.pipeline.volume_plan import PlanParams, plan_params, set_plan_params, volume_range
 from novel_desktop.storage import layout
 from novel_desktop.storage.aio import db
@@ -286,6 +287,7 @@ def _audit_path(volume: int) -> str:
     return f"audits/volume-{volume:02d}.json"
 
 
+@for_purpose("volume_review")
 async def volume_audit(
     store: NovelStore, agents: PlanningAgents, volume: int, start: int, end: int
 ) -> tuple[AuditReport, StepReport]:
@@ -311,10 +313,10 @@ async def volume_audit(
         step.written += done.written
     body = (json.dumps(merged.to_json(), ensure_ascii=False, indent=2) + "\n").encode("utf-8")
     await db(store.put_extra_file, _audit_path(volume), body)
-    await db(add_usage, store, step.calls)
     return merged, step
 
 
+@for_purpose("volume_review")
 async def volume_review(
     store: NovelStore, agents: PlanningAgents, interaction: InteractionManager, volume: int
 ) -> StepReport:
@@ -428,6 +430,7 @@ async def ask_review(
     return report
 
 
+@for_purpose("volume_review")
 async def add_character(
     store: NovelStore, agents: PlanningAgents, interaction: InteractionManager, description: str, tag: str
 ) -> StepReport:
@@ -471,7 +474,6 @@ async def add_character(
     report.message = "新增角色：" + "、".join(
         c.get("name", "") for c in (approved.decision.payload or {}).get("characters", [])[-1:]
     )
-    await db(add_usage, store, report.calls)
     return report
 
 

@@ -7,6 +7,7 @@ Each migration runs in its own transaction together with the version bump.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -15,6 +16,7 @@ from pathlib import Path
 from sqlalchemy import Connection, Engine, inspect, text
 from sqlmodel import SQLModel
 
+from novel_desktop.domain.ledger import BEFORE_LEDGER
 from novel_desktop.storage.engine import writer
 from novel_desktop.storage.tables import SCHEMA_V1_TABLES, SCHEMA_V2_TABLES
 
@@ -55,7 +57,8 @@ _HISTORY_TRIGGERS = (
 
 def _history_v2(conn: Connection) -> None:
     """Schema 2: the source hash of each chapter's state, the document history (kept by triggers, so no
-    write path can forget it), each chapter's point, the model-call ledger and the rollback archive."""
+    write path can forget it), each chapter's point, the model-call ledger (seeded from what schema 1 kept of
+    the costs, so the novel's total stays the same) and the rollback archive."""
     cols = {row[1] for row in conn.exec_driver_sql("PRAGMA table_info(chapters)")}
     if "source_hash" not in cols:  # a file made by schema 1's program (a new file gets the column at once)
         conn.execute(text("ALTER TABLE chapters ADD COLUMN source_hash VARCHAR NOT NULL DEFAULT ''"))
@@ -73,6 +76,71 @@ def _history_v2(conn: Connection) -> None:
     )
     for statement in _HISTORY_TRIGGERS:
         conn.exec_driver_sql(statement)
+    _seed_ledger(conn)
+
+
+def _number(value: object) -> float:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+
+
+def _seed_ledger(conn: Connection) -> None:
+    """Schema 1 kept costs in each chapter's pipeline log and planning calls in the meta row
+    ``planning_usage``: one ``before-ledger`` row each, so the totals read from the ledger alone stay honest
+    across the upgrade. ``planning_usage`` goes (the ledger records those calls now)."""
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    rows: list[dict[str, object]] = []
+    logs = conn.execute(text("SELECT chapter, content, total_cost_usd FROM pipeline_logs ORDER BY chapter"))
+    for chapter, content, total in logs:
+        try:
+            stages = json.loads(content).get("stages") or []
+        except (json.JSONDecodeError, AttributeError, TypeError):
+            stages = []
+        stages = [s for s in stages if isinstance(s, dict)]
+
+        def tokens(key: str, stages: list[dict[str, object]] = stages) -> int:
+            return int(sum(_number(s.get(key)) for s in stages))
+
+        cost = float(total) if total is not None else sum(_number(s.get("cost_usd")) for s in stages)
+        rows.append(
+            {
+                "chapter": chapter,
+                "input": tokens("input_tokens"),
+                "output": tokens("output_tokens"),
+                "write": tokens("cache_creation_input_tokens"),
+                "read": tokens("cache_read_input_tokens"),
+                "cost": cost,
+                "attempts": max(1, len(stages)),
+            }
+        )
+    planning = conn.execute(text("SELECT value FROM meta WHERE key = 'planning_usage'")).first()
+    if planning is not None:
+        try:
+            usage = json.loads(planning[0])
+        except (json.JSONDecodeError, TypeError):
+            usage = {}
+        if isinstance(usage, dict):
+            rows.append(
+                {
+                    "chapter": None,
+                    "input": int(_number(usage.get("input_tokens"))),
+                    "output": int(_number(usage.get("output_tokens"))),
+                    "write": 0,
+                    "read": 0,
+                    "cost": _number(usage.get("cost_usd")),
+                    "attempts": 1,
+                }
+            )
+        conn.execute(text("DELETE FROM meta WHERE key = 'planning_usage'"))
+    for row in rows:
+        conn.execute(
+            text(
+                "INSERT INTO model_calls(created_at, chapter, role, model, purpose, status, input_tokens,"
+                " output_tokens, cache_creation_input_tokens, cache_read_input_tokens, cost_usd, duration_ms,"
+                " attempts) VALUES (:now, :chapter, '', '', :purpose, 'ok', :input, :output, :write, :read,"
+                " :cost, 0, :attempts)"
+            ),
+            {**row, "now": now, "purpose": BEFORE_LEDGER},
+        )
 
 
 #: ``MIGRATIONS[i]`` brings a file from version ``i`` to ``i + 1``. Append; never edit a released step.

@@ -50,6 +50,7 @@ from novel_desktop.storage.errors import (
     UnsafePathError,
 )
 from novel_desktop.storage.history import HistoryRepository
+from novel_desktop.storage.ledger import LedgerRepository, cost_total
 from novel_desktop.storage.migrations import SchemaError, current_version, file_version, migrate
 from novel_desktop.storage.rebuild import RebuildRepository
 from novel_desktop.storage.repository import (
@@ -111,6 +112,7 @@ class NovelStore(
     StateRepository,
     HistoryRepository,
     RebuildRepository,
+    LedgerRepository,
     ChapterCommit,
     RollbackRepository,
 ):
@@ -275,6 +277,7 @@ class NovelStore(
             ).one()
             mean = s.exec(select(func.avg(EvaluationRow.overall))).one()
             stale = stale_chapters(s)
+            cost = cost_total(s)
             state = latest_state(s)
             title = meta_value(s, "title") or ""
             fs_row = s.get(DocumentRow, layout.GLOBAL_FORESHADOWING)
@@ -300,6 +303,7 @@ class NovelStore(
             open_foreshadowing=open_fs,
             state_version=int(state.get("state_version", 0)),
             stale_chapters=stale,
+            cost=cost,
         )
 
     def stale_chapters(self) -> list[int]:

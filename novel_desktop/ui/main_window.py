@@ -41,6 +41,7 @@ from novel_desktop.controllers.settings_controller import AppSettings, load_app_
 from novel_desktop.i18n import tr
 from novel_desktop.ui.ask_dialog import dialog_asker
 from novel_desktop.ui.chapter_editor import ChapterEditor, ChapterTab
+from novel_desktop.ui.cost_label import CostLabel
 from novel_desktop.ui.find_replace import FindReplaceDialog
 from novel_desktop.ui.flows.files import FileFlows
 from novel_desktop.ui.flows.novels import NovelFlows
@@ -119,6 +120,7 @@ class MainWindow(WindowActions):
         self.statusBar().addPermanentWidget(self.save_label)
         self.statusBar().addPermanentWidget(self.counts_label)
         self.statusBar().addPermanentWidget(self.novel_label)
+        self.statusBar().addPermanentWidget(CostLabel(self.pipeline))
         #: The window shows jobs one way: this label while any runs, their progress in the status bar.
         self.busy_label = QLabel()
         self.statusBar().addWidget(self.busy_label)

@@ -70,6 +70,10 @@ class StepLabel(QLabel):
         self.setStyleSheet(f"QLabel {{ {_STEP_STYLES[state]} border-radius: 4px; padding: 4px 10px; }}")
 
 
+#: How often the tokens-and-cost line follows a streaming chapter (milliseconds).
+USAGE_REFRESH_MS = 250
+
+
 class PipelineDock(QWidget):
     """Stage bar, chapter, tokens and cost so far, 续写 N 章 / 停止, and a timed log of what happened."""
 
@@ -79,6 +83,9 @@ class PipelineDock(QWidget):
         self._chapter = 0
         self._usage: dict[int, tuple[int, int, float]] = {}
         self._streamed = 0
+        # Streamed text and live usage arrive many times a second: the label follows a few times a second.
+        self._usage_timer = QTimer(self, singleShot=True, interval=USAGE_REFRESH_MS)
+        self._usage_timer.timeout.connect(self._update_usage)
 
         outer = QVBoxLayout(self)
         outer.setContentsMargins(8, 6, 8, 6)
@@ -256,8 +263,10 @@ class PipelineDock(QWidget):
             self._streamed = 0
             self.error_label.hide()
             self._update_usage()
-        elif self._chapter == 0:
-            self.chapter_label.setText(tr("未在运行"))
+        else:
+            self._update_usage()  # the last figures at once, not after the refresh interval
+            if self._chapter == 0:
+                self.chapter_label.setText(tr("未在运行"))
 
     def _on_pipeline_chapter_started(self, chapter: int, resumed_from: str) -> None:
         self._chapter = chapter
@@ -284,7 +293,8 @@ class PipelineDock(QWidget):
 
     def _on_pipeline_text_delta(self, _chapter: int, text: str) -> None:
         self._streamed += len(text)
-        self._update_usage()
+        if not self._usage_timer.isActive():
+            self._usage_timer.start()
 
     def _on_pipeline_text_reset(self, chapter: int) -> None:
         self._streamed = 0
@@ -293,7 +303,8 @@ class PipelineDock(QWidget):
 
     def _on_pipeline_usage_updated(self, chapter: int, usage_in: int, usage_out: int, cost: float) -> None:
         self._usage[chapter] = (usage_in, usage_out, cost)
-        self._update_usage()
+        if not self._usage_timer.isActive():
+            self._usage_timer.start()
 
     def _on_pipeline_gate_decided(self, chapter: int, action: str, overall: float, reason: str) -> None:
         words = tr(GATE_DECISIONS.get(action, action))

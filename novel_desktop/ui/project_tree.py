@@ -24,6 +24,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QBrush, QColor, QFont, QIcon, QPainter, QPainterPath, QPen, QPixmap, QPolygonF
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTreeView, QVBoxLayout, QWidget
 
+from novel_desktop.controllers.costs import CostTotals, chapter_costs
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.controllers.reader import ChapterInfo, NovelReader
 from novel_desktop.domain.gate import POLISH_AT
@@ -93,6 +94,15 @@ def chapter_status(info: ChapterInfo, score: float | None, inflight: int | None)
     if score is not None and score < POLISH_AT:
         return "low_score"
     return "committed"
+
+
+def chapter_cost_text(cost: CostTotals | None) -> str:
+    """A chapter's cost for its tooltip (every model call of it, revisions and re-judging included)."""
+    if cost is None or not cost.calls:
+        return ""
+    return "\n" + tr("花费 ${c:.4f}（{n} 次调用，输入 {i} · 输出 {o} tokens）").format(
+        c=cost.cost_usd, n=cost.calls, i=f"{cost.total_input_tokens:,}", o=f"{cost.output_tokens:,}"
+    )
 
 
 def _status_tooltip(status: str, score: float | None) -> str:
@@ -193,6 +203,7 @@ class ProjectTreeModel(QAbstractItemModel):
         p = self.project
         chapters = p.chapters()
         scores = p.chapter_scores()
+        costs = chapter_costs(p)
         inflight = self.reader.inflight_chapter()
         by_volume: dict[int, list[ChapterInfo]] = {}
         for info in chapters:
@@ -218,7 +229,7 @@ class ProjectTreeModel(QAbstractItemModel):
                         chapter_label(info),
                         info.number,
                         chars_text(info.chars),
-                        _status_tooltip(status, score),
+                        _status_tooltip(status, score) + chapter_cost_text(costs.get(info.number)),
                         status,
                     )
                 )

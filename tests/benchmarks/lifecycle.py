@@ -25,6 +25,7 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
+from novel_desktop.domain.ledger import CostTotals
 from tests.e2e.lifecycle_replies import STYLE_SAMPLE, answers, plan_json, script_planning
 from tests.e2e.replies import script_defaults, writer_text
 from tests.fakes.anthropic_server import FakeAnthropicServer, Reply
@@ -84,7 +85,8 @@ def run(provider: str) -> dict[str, Any]:
                         "cost_usd": round(sum(s.get("cost_usd") or 0.0 for s in stages), 4),
                     }
                 )
-            planning = json.loads(store.meta().get("planning_usage") or "{}")
+            # Everything outside a chapter (planning, quick start) from the cost ledger.
+            planning = {"cost_usd": store.cost_report().by_chapter.get(None, CostTotals()).cost_usd}
     per = {
         key: round(mean(c[key] for c in chapters), 1)
         for key in ("chars", "input_tokens", "cache_write_tokens", "cache_read_tokens", "output_tokens")

@@ -70,11 +70,20 @@ def test_status_json_has_the_contract_keys(novel: Path, capsys: pytest.CaptureFi
         "open_foreshadowing": 0,
         "state_version": 0,
         "stale_chapters": [],
+        "cost": {
+            "total_usd": 0.0,
+            "input_tokens": 0,
+            "output_tokens": 0,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            "calls": 0,
+        },
     }
     assert main(["status", str(novel)]) == 0
     out = capsys.readouterr().out
     assert "《剑来》" in out
     assert "总字数 characters: 12" in out
+    assert "总花费 cost: $0.0000" in out
 
 
 def test_status_of_a_missing_file_is_one_clear_line(

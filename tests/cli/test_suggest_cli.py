@@ -52,8 +52,10 @@ def test_suggest_lists_then_applies_only_the_chosen_ones(
     request = fake.requests_for("reviser")[0].body
     assert "结尾情绪落点偏平" in request["messages"][0]["content"]
     with NovelStore.open(novel, write=False) as store:
-        usage = json.loads(store.meta()["planning_usage"])
-        assert usage["reviser"] > 0  # the on-demand call's cost is recorded
+        calls = store.model_calls()
+        # the on-demand call's cost is recorded in the ledger, as chapter 1's
+        assert [(c.role, c.purpose, c.chapter, c.status) for c in calls] == [("reviser", "suggest", 1, "ok")]
+        assert calls[0].cost_usd > 0 and store.cost_total().cost_usd == calls[0].cost_usd
         before = store.chapter_text(1)
         revisions = len(store.revisions(1))
 

@@ -187,6 +187,9 @@ class FakeAnthropicServer:
         self.api_key = api_key
         self.default_reply = default_reply or Reply()
         self.requests: list[RecordedRequest] = []
+        #: The usage the server reported for each message, as far as the client received it (a stream the
+        #: client closed early reported message_start's usage only): dicts with role, model and usage.
+        self.reported: list[dict[str, Any]] = []
         #: Roles whose stream the client closed before the end.
         self.disconnects: list[str | None] = []
         self.client_disconnected = threading.Event()
@@ -401,9 +404,12 @@ class _Handler(BaseHTTPRequestHandler):
         usage["output_tokens"] = 0 if reply.empty else estimate_tokens(reply.text)
         usage.update(reply.usage)
         model = reply.model or str(body["model"])
+        report: dict[str, Any] = {"role": record.role, "model": model, "usage": {}}
+        with self.owner._lock:
+            self.owner.reported.append(report)
         if body.get("stream"):
             try:
-                self._stream(reply, model, usage)
+                self._stream(reply, model, usage, report)
             except _ClientGone:
                 self.close_connection = True
                 with self.owner._lock:
@@ -411,6 +417,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self.owner.client_disconnected.set()
         else:
             self._json_message(reply, model, usage)
+            if not reply.mid_stream_error and reply.disconnect_after_chunks is None:
+                report["usage"] = dict(usage)
 
     def _authorized(self, headers: dict[str, str]) -> bool:
         """Check the key (``x-api-key`` or ``Authorization: Bearer``); answer 401 and return False if bad."""
@@ -471,6 +479,10 @@ class _Handler(BaseHTTPRequestHandler):
                     },
                 }
                 counts["succeeded"] += 1
+                with self.owner._lock:
+                    self.owner.reported.append(
+                        {"role": BATCH_ROLE, "model": result["message"]["model"], "usage": dict(usage)}
+                    )
             lines.append(json.dumps({"custom_id": custom_id, "result": result}, ensure_ascii=False))
         batch = {
             "id": batch_id,
@@ -555,7 +567,10 @@ class _Handler(BaseHTTPRequestHandler):
         if seconds > 0 and self.owner._stopping.wait(seconds):
             raise _ClientGone
 
-    def _stream(self, reply: Reply, model: str, usage: dict[str, int]) -> None:
+    def _stream(
+        self, reply: Reply, model: str, usage: dict[str, int], report: dict[str, Any] | None = None
+    ) -> None:
+        report = report if report is not None else {}
         self.send_response(200)
         self.send_header("content-type", "text/event-stream; charset=utf-8")
         self.send_header("cache-control", "no-cache")
@@ -580,6 +595,7 @@ class _Handler(BaseHTTPRequestHandler):
                 },
             },
         )
+        report["usage"] = dict(start_usage)
         if not reply.empty:
             self._event(
                 "content_block_start",
@@ -626,6 +642,7 @@ class _Handler(BaseHTTPRequestHandler):
                 "usage": {"output_tokens": usage["output_tokens"]},
             },
         )
+        report["usage"]["output_tokens"] = usage["output_tokens"]
         self._event("message_stop", {"type": "message_stop"})
         self._chunk(b"")  # the terminating zero-length chunk
 

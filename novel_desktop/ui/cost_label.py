@@ -1,0 +1,47 @@
+"""The status bar's cost: what the open novel's model calls cost so far (every call, the cost ledger)."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QLabel, QWidget
+
+from novel_desktop.controllers.costs import CostTotals, novel_cost
+from novel_desktop.controllers.pipeline_controller import PipelineController
+from novel_desktop.i18n import tr
+
+
+def cost_text(total: CostTotals) -> str:
+    """``总花费 $1.2345`` for a label."""
+    return tr("总花费 ${c:.4f}").format(c=total.cost_usd)
+
+
+def cost_tooltip(total: CostTotals) -> str:
+    return tr("{n} 次模型调用 · 输入 {i} · 输出 {o} tokens（含失败、取消和中断的调用）").format(
+        n=total.calls, i=f"{total.total_input_tokens:,}", o=f"{total.output_tokens:,}"
+    )
+
+
+class CostLabel(QLabel):
+    """The novel's total cost; read again when a novel opens and whenever a run or a step ends."""
+
+    def __init__(self, pipeline: PipelineController, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("CostLabel")
+        self.pipeline = pipeline
+        project = pipeline.project
+        project.project_opened.connect(self.refresh)
+        project.project_closed.connect(self.refresh)
+        pipeline.chapter_committed.connect(self.refresh)
+        pipeline.running_changed.connect(self.refresh)
+        pipeline.step_finished.connect(self.refresh)
+        pipeline.usage_updated.connect(self.refresh)  # a few times a second at most while streaming
+        self.refresh()
+
+    def refresh(self, *_args: object) -> None:
+        project = self.pipeline.project
+        if not project.is_open:
+            self.setText("")
+            self.setToolTip("")
+            return
+        total = novel_cost(project)
+        self.setText(cost_text(total))
+        self.setToolTip(cost_tooltip(total))

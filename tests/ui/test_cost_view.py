@@ -1,0 +1,86 @@
+"""Honest totals in the real window: the pipeline dock's tokens and cost move while a chapter streams, the
+status bar shows the novel's total from the cost ledger, and the tree's chapter tooltip the chapter's cost."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import qasync
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from novel_desktop.config import AppSettings
+from novel_desktop.controllers.project_controller import ProjectController
+from novel_desktop.ui.cost_label import CostLabel
+from novel_desktop.ui.main_window import MainWindow
+from tests.e2e.replies import writer_text
+from tests.fakes.anthropic_server import FakeAnthropicServer, Reply
+from tests.ui.test_lifecycle_window import run
+
+pytestmark = pytest.mark.usefixtures("gui_thread_gc")
+
+_USAGE = re.compile(r"本章：输入 ([\d,]+) · 输出 ([\d,]+) tokens · \$([\d.]+)")
+
+
+@pytest.fixture
+def window(qtbot: QtBot, project: ProjectController) -> MainWindow:
+    win = MainWindow(project=project, settings=AppSettings())
+    qtbot.addWidget(win)
+    win.resize(1366, 768)
+    win._update_for_project()
+    win.show_workspace()
+    win.show()
+    return win
+
+
+def _figures(text: str) -> tuple[int, int, float]:
+    found = _USAGE.search(text)
+    assert found, text
+    return int(found[1].replace(",", "")), int(found[2].replace(",", "")), float(found[3])
+
+
+def test_the_dock_follows_a_streaming_chapter_and_the_status_bar_shows_the_total(
+    qtbot: QtBot, qloop: qasync.QEventLoop, window: MainWindow, fake: FakeAnthropicServer
+) -> None:
+    status = window.statusBar().findChild(CostLabel)
+    assert status is not None and status.text() == "总花费 $0.0000"  # nothing spent on this novel yet
+    fake.script("chapter_writer", Reply(writer_text(), chunk_size=4, delay=0.01))
+    dock = window.pipeline_dock
+    seen: list[str] = []  # what the dock's usage line said while the draft streamed
+    drafting = [True]
+    totals: list[str] = []  # the status bar's total meanwhile
+
+    def on_stage(_chapter: int, stage: str) -> None:
+        if stage != "draft":
+            drafting[0] = False
+
+    def on_text(_chapter: int, _text: str) -> None:
+        if drafting[0]:
+            seen.append(dock.usage_label.text())
+            totals.append(status.text())
+            if len(seen) == 60:
+                window.grab().save("/tmp/cost_window_streaming.png")
+
+    window.pipeline.stage_started.connect(on_stage)
+    window.pipeline.text_delta.connect(on_text)
+    run(qloop, window, window.continue_action.trigger)
+
+    figures = [_figures(text) for text in dict.fromkeys(seen)]
+    assert len(figures) >= 3, "the line changed several times while the chapter streamed"
+    live = [f for f in figures if f[0] > 0]
+    assert live, "message_start's input tokens and cost show before the draft is finished"
+    outputs = [o for _i, o, _c in live]
+    assert outputs == sorted(outputs) and outputs[-1] > outputs[0]  # output tokens grow as text arrives
+    assert live[-1][2] > live[0][2] > 0
+    assert any(t != "总花费 $0.0000" for t in totals), "the total moves while the chapter streams"
+
+    total = window.project.store.cost_total()
+    assert total.calls >= 4  # writer, summarizer, refiner, judge
+    assert status.text() == f"总花费 ${total.cost_usd:.4f}" and total.cost_usd > 0
+    assert "次模型调用" in status.toolTip()
+    model = window.tree.model
+    tip = model.data(model.chapter_index(3), Qt.ItemDataRole.ToolTipRole)
+    chapter = window.project.store.chapter_costs()[3]
+    assert f"花费 ${chapter.cost_usd:.4f}（{chapter.calls} 次调用" in tip
+    window.grab().save("/tmp/cost_window_after.png")
