@@ -420,15 +420,29 @@ def _removed_origin(origin: str, chapter: int) -> bool:
     return kind in _DERIVED and number.isdigit() and int(number) > chapter
 
 
+def _follows_chapters(path: str) -> bool:
+    """A document that says where the story stands after the last chapter: a storyline memory, the ledger."""
+    return path == layout.GLOBAL_FORESHADOWING or (
+        path.startswith("storylines/") and path.endswith("/memory.md")
+    )
+
+
 def _restore_documents(s: Session, chapter: int, position: int, now: str) -> tuple[list[str], list[str]]:
     """Put every document a removed chapter's commit, rebuild or rollback wrote after ``position`` back to
-    its content at ``position`` (deleting one that did not exist then)."""
+    its content at ``position`` (deleting one that did not exist then); the storyline memories and the
+    foreshadowing ledger, which follow the chapters, go back to it whoever wrote them since."""
     written = s.exec(
         select(DocumentHistoryRow.path, DocumentHistoryRow.origin).where(
             col(DocumentHistoryRow.id) > position
         )
     ).all()
-    paths = sorted({str(p) for p, origin in written if _removed_origin(str(origin), chapter)})
+    paths = sorted(
+        {
+            str(p)
+            for p, origin in written
+            if _removed_origin(str(origin), chapter) or _follows_chapters(str(p))
+        }
+    )
     restored: list[str] = []
     deleted: list[str] = []
     for path in paths:
