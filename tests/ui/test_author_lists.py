@@ -20,6 +20,7 @@ from novel_desktop.ui.contract_history import ContractHistoryDialog
 from novel_desktop.ui.main_window import MainWindow
 from novel_desktop.ui.project_tree import CHARACTER
 from tests.fakes.alerts import RecordingAlerts
+from tests.ui.shots import save_shot
 
 pytestmark = pytest.mark.usefixtures("gui_thread_gc")
 LIN = "characters/active/lin-feng.json"
@@ -77,7 +78,7 @@ def test_the_character_item_opens_the_contract_history(window: MainWindow, qtbot
     assert rows[0][6] == "创建时"
     assert rows[2][0] == "C-LINFENG-002"
     dialog.resize(980, 300)
-    dialog.grab().save("/tmp/contract_history.png")
+    save_shot(dialog, "contract_history")
     dialog.close()
 
 
@@ -130,7 +131,7 @@ def test_the_blacklist_panel_adds_removes_and_settles_proposals(
     panel.auto_add.setChecked(True)
     assert _blacklist(project)["auto_add"] is True
     assert alerts.shown == []
-    dialog.grab().save("/tmp/blacklist_panel.png")
+    save_shot(dialog, "blacklist_panel")
 
 
 def test_removing_a_phrase_that_is_gone_is_told_and_nothing_changes(

@@ -10,28 +10,16 @@ import qasync
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from novel_desktop.config import AppSettings
-from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.ui.cost_label import CostLabel
 from novel_desktop.ui.main_window import MainWindow
 from tests.e2e.replies import writer_text
 from tests.fakes.anthropic_server import FakeAnthropicServer, Reply
+from tests.ui.shots import save_shot
 from tests.ui.test_lifecycle_window import run
 
 pytestmark = pytest.mark.usefixtures("gui_thread_gc")
 
 _USAGE = re.compile(r"本章：输入 ([\d,]+) · 输出 ([\d,]+) tokens · \$([\d.]+)")
-
-
-@pytest.fixture
-def window(qtbot: QtBot, project: ProjectController) -> MainWindow:
-    win = MainWindow(project=project, settings=AppSettings())
-    qtbot.addWidget(win)
-    win.resize(1366, 768)
-    win._update_for_project()
-    win.show_workspace()
-    win.show()
-    return win
 
 
 def _figures(text: str) -> tuple[int, int, float]:
@@ -60,7 +48,7 @@ def test_the_dock_follows_a_streaming_chapter_and_the_status_bar_shows_the_total
             seen.append(dock.usage_label.text())
             totals.append(status.text())
             if len(seen) == 60:
-                window.grab().save("/tmp/cost_window_streaming.png")
+                save_shot(window, "cost_window_streaming")
 
     window.pipeline.stage_started.connect(on_stage)
     window.pipeline.text_delta.connect(on_text)
@@ -83,4 +71,4 @@ def test_the_dock_follows_a_streaming_chapter_and_the_status_bar_shows_the_total
     tip = model.data(model.chapter_index(3), Qt.ItemDataRole.ToolTipRole)
     chapter = window.project.store.chapter_costs()[3]
     assert f"花费 ${chapter.cost_usd:.4f}（{chapter.calls} 次调用" in tip
-    window.grab().save("/tmp/cost_window_after.png")
+    save_shot(window, "cost_window_after")

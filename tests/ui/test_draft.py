@@ -8,8 +8,6 @@ import qasync
 from PySide6.QtGui import QTextCursor
 from pytestqt.qtbot import QtBot
 
-from novel_desktop.config import AppSettings
-from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.storage import layout
 from novel_desktop.ui.chapter_editor import ChapterTab
 from novel_desktop.ui.draft_panel import DraftTab
@@ -17,23 +15,13 @@ from novel_desktop.ui.main_window import MainWindow
 from tests.e2e.replies import judge_json
 from tests.fakes.alerts import RecordingAlerts
 from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.ui.shots import save_shot
 from tests.ui.test_chapter_editor import type_text
 from tests.ui.test_lifecycle_window import DialogAnswerer, run
 
 pytestmark = pytest.mark.usefixtures("gui_thread_gc")
 
 ADDED = "守门弟子皱眉看了他许久，终于侧身让开。"
-
-
-@pytest.fixture
-def window(qtbot: QtBot, project: ProjectController) -> MainWindow:
-    win = MainWindow(project=project, settings=AppSettings())
-    qtbot.addWidget(win)
-    win.resize(1366, 768)
-    win._update_for_project()
-    win.show_workspace()
-    win.show()
-    return win
 
 
 def _writer_requests(fake: FakeAnthropicServer) -> int:
@@ -62,7 +50,7 @@ def test_manual_edit_then_rejudge_commits_the_edit(
     assert "评分 2.5" in panel.state.text() and "等你修改" in panel.state.text()
     assert "守门弟子脸谱化" in panel.issues.text()
     assert "守门弟子的态度写得更具体" in panel.fixes.text()
-    window.grab().save("/tmp/draft-tab.png")
+    save_shot(window, "draft-tab")
 
     # The author edits at the end of the draft.
     tab.editor.moveCursor(QTextCursor.MoveOperation.End)

@@ -25,17 +25,6 @@ from tests.ui.test_chapter_editor import type_text
 pytestmark = pytest.mark.usefixtures("gui_thread_gc")
 
 
-@pytest.fixture
-def window(qtbot: QtBot, project: ProjectController) -> MainWindow:
-    win = MainWindow(project=project, settings=AppSettings())
-    qtbot.addWidget(win)
-    win.resize(1366, 768)
-    win._update_for_project()
-    win.show_workspace()
-    win.show()
-    return win
-
-
 def test_window_shows_the_seed_novel_in_the_tree(window: MainWindow) -> None:
     assert "《青石问道》" in window.windowTitle()
     assert window.tree.model.chapter_rows() == [("第1章 药篓里的残玉", "628字"), ("第2章 夜半灵光", "605字")]

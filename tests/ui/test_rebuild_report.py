@@ -14,6 +14,7 @@ from novel_desktop.config import AppSettings
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.ui.main_window import MainWindow
 from novel_desktop.ui.rebuild_report import RebuildReportDialog
+from tests.ui.shots import save_shot
 
 pytestmark = pytest.mark.usefixtures("gui_thread_gc")
 
@@ -60,7 +61,7 @@ def test_the_dialog_lists_the_changes_and_the_cascade(qtbot: QtBot) -> None:
     with qtbot.waitSignal(dialog.rejudge_requested) as sent:
         dialog.rejudge_button.click()
     assert sent.args == [[5]]
-    dialog.grab().save("/tmp/rebuild_report.png")
+    save_shot(dialog, "rebuild_report")
 
 
 def test_a_rebuild_with_nothing_to_check_offers_no_rejudge(qtbot: QtBot) -> None:

@@ -8,36 +8,23 @@ from pathlib import Path
 import pytest
 from pytestqt.qtbot import QtBot
 
-from novel_desktop.config import AppSettings
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.storage.store import NovelStore
 from novel_desktop.ui.chapter_editor import ChapterTab
 from novel_desktop.ui.main_window import MainWindow
 from tests.fakes.alerts import RecordingAlerts
 from tests.storage.test_rollback import write_six
-
-SHOTS = Path("/tmp/rollback-shots")
+from tests.ui.shots import save_shot
 
 
 @pytest.fixture
-def six_project(novel_path: Path) -> Iterator[ProjectController]:
+def project(novel_path: Path) -> Iterator[ProjectController]:
     with NovelStore.create(novel_path, title="六章书") as store:
         write_six(store)
     controller = ProjectController()
     controller.open(novel_path)
     yield controller
     controller.close()
-
-
-@pytest.fixture
-def window(qtbot: QtBot, six_project: ProjectController) -> MainWindow:
-    win = MainWindow(project=six_project, settings=AppSettings())
-    qtbot.addWidget(win)
-    win.resize(1366, 768)
-    win._update_for_project()
-    win.show_workspace()
-    win.show()
-    return win
 
 
 def _menu_texts(window: MainWindow, number: int) -> list[str]:
@@ -118,8 +105,7 @@ def test_the_archive_view_lists_shows_and_restores(
     assert "第6峰" in view.text.toPlainText()
     assert not view.restore_button.isEnabled()
 
-    SHOTS.mkdir(exist_ok=True)
-    view.grab().save(str(SHOTS / "archive-view.png"))
+    save_shot(view, "archive-view")
 
     view.list.setCurrentItem(batch.child(0))
     qtbot.mouseClick(view.restore_button, qtbot_button())
@@ -152,8 +138,7 @@ def test_screenshot_of_the_confirmation(qtbot: QtBot, window: MainWindow) -> Non
         _trigger_rollback(window, 4)
         box = next(w for w in window.findChildren(QMessageBox) if w.isVisible())
         assert "将移除 第5章、第6章" in box.text()
-        SHOTS.mkdir(exist_ok=True)
-        box.grab().save(str(SHOTS / "rollback-confirm.png"))
+        save_shot(box, "rollback-confirm")
         box.button(QMessageBox.StandardButton.No).click()
     finally:
         alerts_module.use(previous)

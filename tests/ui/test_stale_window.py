@@ -26,17 +26,6 @@ pytestmark = pytest.mark.usefixtures("gui_thread_gc")
 EDIT = "\n\n　　林风在山门外站了一夜，终究没有进去。"
 
 
-@pytest.fixture
-def window(qtbot: QtBot, project: ProjectController) -> MainWindow:
-    win = MainWindow(project=project, settings=AppSettings())
-    qtbot.addWidget(win)
-    win.resize(1366, 768)
-    win._update_for_project()
-    win.show_workspace()
-    win.show()
-    return win
-
-
 def run_until(qloop: qasync.QEventLoop, start: Callable[[], None], signal: Any, timeout: float = 60) -> None:
     """Start something from inside the running loop and wait until ``signal`` fires (or a run fails)."""
 

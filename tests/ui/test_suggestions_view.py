@@ -19,6 +19,7 @@ from novel_desktop.ui.suggestions_view import SuggestionsView
 from tests.cli.test_suggest_cli import FIRST, SECOND, suggestions_json
 from tests.fakes.alerts import RecordingAlerts
 from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.ui.shots import save_shot
 
 pytestmark = pytest.mark.usefixtures("gui_thread_gc")
 
@@ -66,8 +67,8 @@ def test_accept_one_reject_another_changes_exactly_the_accepted_passage(
     assert "喊声更有力" in card.reason.text()
     window.resize(1400, 800)
     window.grab().save(str(tmp_path / "suggestions.png"))
-    view.grab().save("/tmp/suggestions_view.png")
-    window.grab().save("/tmp/suggestions_window.png")
+    save_shot(view, "suggestions_view")
+    save_shot(window, "suggestions_window")
 
     view.cards["S2"].accept_button.click()
     view.cards["S1"].reject_button.click()
