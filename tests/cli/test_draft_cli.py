@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +12,7 @@ from novel_desktop.storage import layout
 from novel_desktop.storage.store import NovelStore
 from tests.e2e.replies import judge_json
 from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.lock_holder import held_by_another_writer
 
 EDIT = (
     "# 第3章 开山\n\n　　林风把木牌翻过来，背面的纹路和残玉一模一样。\n\n"
@@ -171,27 +170,9 @@ def test_replacing_in_a_novel_locked_by_another_writer_exits_3(
 ) -> None:
     edit = tmp_path / "ch1.md"
     edit.write_text("# 第1章\n\n　　别人正开着这本书。\n", encoding="utf-8")
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sys, time\n"
-            "from novel_desktop.storage.store import NovelStore\n"
-            "s = NovelStore.open(sys.argv[1], write=True)\n"
-            "print('held', flush=True)\n"
-            "time.sleep(60)\n",
-            str(novel),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    with held_by_another_writer(novel):
         assert main(["chapter", str(novel), "1", "--replace", str(edit)]) == 3
         assert main(["draft", str(novel), "--commit"]) == 3
         assert main(["chapter", str(novel), "1"]) == 0  # reading needs no lock
-    finally:
-        holder.kill()
-        holder.wait()
     with NovelStore.open(novel, readonly=True) as store:
         assert "别人正开着" not in store.chapter_text(1)

@@ -21,6 +21,7 @@ from novel_desktop.storage.engine import JournalChoice
 from novel_desktop.storage.folder import import_folder
 from novel_desktop.storage.store import NovelStore
 from tests.conftest import FIXTURES
+from tests.lock_holder import held_by_another_writer
 
 OUTLINE = "# 第一卷\n\n## 第1章 开端\n\n少年出山。\n"
 
@@ -143,30 +144,12 @@ def test_a_full_disk_during_a_write_exits_2_and_changes_nothing(
 def test_a_novel_locked_by_another_process_exits_3_naming_the_holder(
     novel: Path, outline_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sys, time\n"
-            "from novel_desktop.storage.store import NovelStore\n"
-            "s = NovelStore.open(sys.argv[1], write=True)\n"
-            "print('held', flush=True)\n"
-            "time.sleep(60)\n",
-            str(novel),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    with held_by_another_writer(novel) as holder:
         assert main(["outline", "set", str(novel), str(outline_file), "--volume", "1"]) == 3
         err = capsys.readouterr().err
         assert str(holder.pid) in err or "pid" in err
         assert "internal error" not in err
         assert main(["status", str(novel)]) == 0  # reading needs no lock
-    finally:
-        holder.kill()
-        holder.wait()
 
 
 def test_a_network_file_system_is_named_once_by_a_writing_command(

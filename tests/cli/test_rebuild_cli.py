@@ -4,8 +4,6 @@ chapter 3 brings in a key that chapter 5 hands on; the author edits chapter 3 so
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +11,7 @@ import pytest
 from novel_desktop.cli import main
 from novel_desktop.storage.store import NovelStore
 from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.lock_holder import held_by_another_writer
 from tests.pipeline import rebuild_novel as rn
 
 
@@ -147,26 +146,8 @@ def test_rebuild_in_a_novel_locked_by_another_writer_exits_3(
     keyed: Path, fake: FakeAnthropicServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     before = _snapshot(keyed)
-    holder = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sys, time\n"
-            "from novel_desktop.storage.store import NovelStore\n"
-            "s = NovelStore.open(sys.argv[1], write=True)\n"
-            "print('held', flush=True)\n"
-            "time.sleep(60)\n",
-            str(keyed),
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    with held_by_another_writer(keyed):
         assert main(["rebuild", str(keyed), "--from-chapter", "3"]) == 3
         assert "错误 / error:" in capsys.readouterr().err
-    finally:
-        holder.kill()
-        holder.wait()
     assert _snapshot(keyed) == before
     assert fake.requests_for("summarizer") == []
