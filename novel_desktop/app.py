@@ -79,9 +79,11 @@ def _application(argv: Sequence[str]) -> QApplication:
 
 def _select_language(lang: str | None) -> None:
     from novel_desktop.config import load_app_settings
-    from novel_desktop.i18n import set_language
+    from novel_desktop.i18n import language, set_language
+    from novel_desktop.ui.qt_translations import install_qt_translations
 
     set_language(lang or load_app_settings().language)
+    install_qt_translations(language())
 
 
 def _demo_novel() -> Path:
