@@ -8,6 +8,7 @@ labels, icons and tooltips are computed in ``data()`` only for the rows Qt actua
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -105,6 +106,15 @@ def chapter_cost_text(cost: CostTotals | None) -> str:
     )
 
 
+def inflight_label(phase: str, n: int) -> str:
+    """The in-flight chapter's label by what it is doing (see ``ProjectTreeModel.inflight_phase``)."""
+    if phase == "awaiting_author":
+        return tr("第{n}章（待修改）").format(n=n)
+    if phase == "paused":
+        return tr("第{n}章（已暂停）").format(n=n)
+    return tr("第{n}章（生成中）").format(n=n)
+
+
 def _status_tooltip(status: str, score: float | None) -> str:
     text = {
         "committed": tr("已提交"),
@@ -112,6 +122,9 @@ def _status_tooltip(status: str, score: float | None) -> str:
         "stale": tr("正文与摘要和故事状态不一致（本章或前面的章节改过），需要重建"),
         "low_score": tr("评分偏低，建议修改"),
         "inflight": tr("正在生成（未提交）"),
+        "inflight_running": tr("正在生成（未提交）"),
+        "inflight_awaiting_author": tr("评审后交给你修改（未提交）：打开它修改后重新评审，或直接提交"),
+        "inflight_paused": tr("已停下（未提交）：续写会从停下的地方接着做"),
         "planned": tr("已规划，尚未写作"),
     }.get(status, status)
     if score is not None:
@@ -189,6 +202,9 @@ class ProjectTreeModel(QAbstractItemModel):
         self.project = project
         self.reader = NovelReader(project)
         self._root = Node(SECTION, "")
+        #: What the chapter in flight is doing: "running", "awaiting_author" (the gate handed it back for
+        #: 手动改) or "paused" (a stop, a failure, a quit: 续写 resumes it). The draft flows know.
+        self.inflight_phase: Callable[[], str] = lambda: "running"
 
     # ------------------------------------------------------------------ building
     def reload(self) -> None:
@@ -234,13 +250,14 @@ class ProjectTreeModel(QAbstractItemModel):
                     )
                 )
             if inflight and inflight not in {c.number for c in infos} and number == self._current_volume():
+                phase = self.inflight_phase()
                 vol.add(
                     Node(
                         CHAPTER,
-                        tr("第{n}章（生成中）").format(n=inflight),
+                        inflight_label(phase, inflight),
                         inflight,
                         "",
-                        _status_tooltip("inflight", None),
+                        _status_tooltip(f"inflight_{phase}", None),
                         "inflight",
                     )
                 )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 import qasync
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextCursor
 from pytestqt.qtbot import QtBot
 
@@ -101,6 +102,8 @@ def test_the_tree_opens_the_staged_chapter_and_commit_as_is(
     qloop: qasync.QEventLoop, window: MainWindow, fake: FakeAnthropicServer
 ) -> None:
     tab = _pause(qloop, window, fake)
+    tree = window.tree.model
+    assert tree.data(tree.chapter_index(3)) == "第3章（待修改）"  # not 生成中: nothing runs
     staged = window.project.staged_text(3)
     window._on_tabs_close_requested(window.tabs.indexOf(tab))
     window.tree.chapter_requested.emit(3)  # a click on the tree's in-flight chapter
@@ -121,6 +124,8 @@ def test_closing_the_draft_tab_keeps_an_unfinished_edit(
     """Closing the tab (or quitting) mid-edit loses nothing: reopening the draft shows the unfinished edit,
     still not re-judged; the staged text itself is unchanged until 重新评审."""
     tab = _pause(qloop, window, fake)
+    tree = window.tree.model
+    assert tree.data(tree.chapter_index(3)) == "第3章（待修改）"  # not 生成中: nothing runs
     staged = window.project.staged_text(3)
     tab.editor.moveCursor(QTextCursor.MoveOperation.End)
     tab.editor.setFocus()
@@ -180,3 +185,11 @@ def test_the_panel_shows_an_edit_not_yet_judged(qtbot: QtBot) -> None:
     assert panel.violations.isHidden()
     panel.set_busy(True)
     assert not panel.rejudge_button.isEnabled() and not panel.commit_button.isEnabled()
+
+
+def test_the_tree_says_a_stopped_chapter_is_paused(window: MainWindow) -> None:
+    window.project.store.update_checkpoint(inflight_chapter=3, pipeline_stage="drafted")
+    window.tree.reload()
+    tree = window.tree.model
+    assert tree.data(tree.chapter_index(3)) == "第3章（已暂停）"
+    assert "续写会从停下的地方接着做" in tree.data(tree.chapter_index(3), Qt.ItemDataRole.ToolTipRole)

@@ -27,6 +27,14 @@ class DraftFlows:
         pc.chapter_committed.connect(self._on_pipeline_chapter_committed)
         pc.running_changed.connect(self._on_pipeline_running_changed)
         pc.finished.connect(self._on_pipeline_finished)
+        window.tree.model.inflight_phase = self.inflight_phase
+
+    def inflight_phase(self) -> str:
+        """What the chapter in flight is doing, for the tree: running, awaiting_author or paused."""
+        if self.window.pipeline.running:
+            return "running"
+        draft = self.controller.draft()
+        return "awaiting_author" if draft is not None and draft.awaiting_author else "paused"
 
     # ------------------------------------------------------------------ the tab
     def tab(self) -> DraftTab | None:
