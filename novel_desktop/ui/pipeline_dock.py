@@ -275,8 +275,11 @@ class PipelineDock(QWidget):
         for step in self.steps:
             step.set_state("pending")
         if resumed_from:
+            done = resumable_stage_name(resumed_from)  # the author reads 评审完成, not the stage id "judged"
             self.log(
-                tr("{ch} 从中断处继续（{stage}）").format(ch=self._chapter_name(chapter), stage=resumed_from)
+                tr("{ch} 从中断处继续（{stage}）").format(
+                    ch=self._chapter_name(chapter), stage=tr(done) if done else resumed_from
+                )
             )
         else:
             self.log(tr("{ch} 开始").format(ch=self._chapter_name(chapter)))

@@ -152,7 +152,7 @@ def test_revision_gate_and_rebuild_in_the_log(
     controller.warning.emit(7, "第 7 章的状态补丁未能应用：x")
     controller.rebuild_finished.emit({"chapter": 4, "disagreeing": {5: ["x"], 6: ["y"]}})
     assert dock.log_lines() == [
-        "第 7 章 从中断处继续（judged）",
+        "第 7 章 从中断处继续（评审完成）",  # the stage in words, not its id
         "第 7 章 门控：修订（3.2 分）— 综合 3.2，按评审意见修订",
         "第 7 章 按评审意见修订",
         "第 7 章 连接中断，正在重新生成",
