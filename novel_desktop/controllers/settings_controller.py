@@ -38,8 +38,10 @@ from novel_desktop.llm.roles import AgentRole
 from novel_desktop.llm.secrets import (
     ENV_API_KEY,
     ENV_BASE_URL,
+    KeyringUnavailable,
     delete_api_key,
     get_api_key,
+    keep_for_session,
     key_source,
     set_api_key,
 )
@@ -54,6 +56,7 @@ __all__ = [
     "AgentRole",
     "AppSettings",
     "ConnectionResult",
+    "KeyringUnavailable",
     "LLMError",
     "LLMSettings",
     "ModelPrice",
@@ -420,17 +423,21 @@ async def _diagnose_network(url: str, model: str) -> ConnectionResult:
 
 # ---------------------------------------------------------------------------------------------- saving
 def stored_key(provider: str) -> str:
-    """The key the OS keyring holds for ``provider`` ("" when none, or when it comes from the environment)."""
-    return (get_api_key(provider) if key_source(provider) == "keyring" else None) or ""
+    """The key the OS keyring (or this run's memory) holds for ``provider`` ("" when none, or when it comes
+    from the environment)."""
+    return (get_api_key(provider) if key_source(provider) in ("keyring", "session") else None) or ""
 
 
-def save_keys(keys: dict[str, str], stored: dict[str, str]) -> None:
+def save_keys(keys: dict[str, str], stored: dict[str, str], *, session_only: bool = False) -> None:
     """Write each provider's key that differs from ``stored`` to the OS keyring (an empty one deletes it),
-    updating ``stored`` as it goes. Raises LLMError when the keyring refuses (nothing further is written)."""
+    updating ``stored`` as it goes. Raises KeyringUnavailable (an LLMError) when the keyring refuses (nothing
+    further is written). ``session_only``: keep the keys in memory for this run instead (no keyring)."""
     for provider, key in keys.items():
         if key == stored.get(provider, ""):
             continue
-        if key:
+        if session_only:
+            keep_for_session(provider, key)
+        elif key:
             set_api_key(provider, key)
         else:
             delete_api_key(provider)

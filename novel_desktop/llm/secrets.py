@@ -1,4 +1,5 @@
-"""The API key and base URL: from the environment or the OS keyring, never from a settings or novel file.
+"""The API key and base URL: from the environment, the OS keyring or (when there is no keyring) this run's
+memory — never from a settings or novel file.
 
 ``ANTHROPIC_API_KEY`` and ``ANTHROPIC_BASE_URL`` are honoured first, so any Anthropic-compatible server (a
 local one included) works without touching the settings. Nothing here logs a key.
@@ -31,8 +32,22 @@ class KeyringUnavailable(LLMConfigError):
     default_message = _NO_KEYRING
 
 
+#: Keys kept for this run only (the author chose it when the keyring could not be used); gone at exit.
+_session_keys: dict[str, str] = {}
+
+
+def keep_for_session(provider: str, key: str) -> None:
+    """Keep ``key`` in memory for this run only (an empty key forgets it); nothing is written anywhere."""
+    key = key.strip()
+    if key:
+        _session_keys[provider] = key
+    else:
+        _session_keys.pop(provider, None)
+
+
 def get_api_key(provider: str) -> str | None:
-    """The key for a provider: ``ANTHROPIC_API_KEY`` if set, else the keyring; None when there is none.
+    """The key for a provider: ``ANTHROPIC_API_KEY`` if set, else one kept for this run, else the keyring;
+    None when there is none.
 
     A broken keyring counts as "no key" here (the caller then says the key is missing); ``set_api_key``
     is where a missing keyring is reported.
@@ -40,6 +55,8 @@ def get_api_key(provider: str) -> str | None:
     env = os.environ.get(ENV_API_KEY)
     if env:
         return env
+    if provider in _session_keys:
+        return _session_keys[provider]
     try:
         import keyring
         from keyring.errors import KeyringError
@@ -56,9 +73,12 @@ def get_api_key(provider: str) -> str | None:
 
 
 def key_source(provider: str) -> str | None:
-    """Where the key comes from, for the settings dialog: "env", "keyring" or None."""
+    """Where the key comes from, for the settings dialog: "env", "session" (this run only), "keyring" or
+    None."""
     if os.environ.get(ENV_API_KEY):
         return "env"
+    if provider in _session_keys:
+        return "session"
     return "keyring" if get_api_key(provider) else None
 
 
@@ -78,7 +98,9 @@ def set_api_key(provider: str, key: str) -> None:
 
 
 def delete_api_key(provider: str) -> None:
-    """Remove the key from the keyring; a key that is not there is not an error."""
+    """Remove the key from the keyring (and this run's memory); a key that is not there is not an error."""
+    if _session_keys.pop(provider, None) is not None:
+        return
     try:
         import keyring
         from keyring.errors import PasswordDeleteError

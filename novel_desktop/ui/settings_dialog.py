@@ -42,6 +42,7 @@ from novel_desktop.controllers.settings_controller import (
     PRESETS,
     AgentRole,
     ConnectionResult,
+    KeyringUnavailable,
     LLMError,
     LLMSettings,
     ModelPrice,
@@ -58,23 +59,10 @@ from novel_desktop.controllers.settings_controller import (
     stored_key,
 )
 from novel_desktop.i18n import tr
+from novel_desktop.ui.agent_names import ROLE_NAMES
+from novel_desktop.ui.session_key import offer_session_key, session_key_note
 
 log = logging.getLogger(__name__)
-
-#: The agents as the author knows them, in pipeline order.
-ROLE_NAMES: dict[AgentRole, str] = {
-    AgentRole.world_builder: "世界观构建",
-    AgentRole.character_weaver: "角色编织",
-    AgentRole.plot_architect: "情节架构",
-    AgentRole.chapter_writer: "章节写作",
-    AgentRole.summarizer: "摘要",
-    AgentRole.style_analyzer: "风格分析",
-    AgentRole.style_refiner: "去AI润色",
-    AgentRole.quality_judge: "质量评审",
-    AgentRole.consistency_auditor: "一致性审计",
-    AgentRole.reviser: "修订",
-    AgentRole.judge_secondary: "复核评审",
-}
 
 LANGUAGES: tuple[tuple[str, str], ...] = (("zh", "简体中文"), ("en", "English"))
 
@@ -443,6 +431,8 @@ class SettingsDialog(QDialog):
             ).format(env=ENV_API_KEY)
         elif source == "keyring":
             note = tr("密钥保存在系统钥匙串中，不会写入任何设置文件。清空后按“确定”即删除。")
+        elif source == "session":
+            note = session_key_note(ENV_API_KEY)
         else:
             note = tr("尚未保存密钥。{help}；按“确定”后存入系统钥匙串，不会写入任何设置文件。").format(
                 help=tr(preset.key_help)
@@ -573,7 +563,18 @@ class SettingsDialog(QDialog):
                 tab=0,
                 focus=self.key_edit,
             )
+            if isinstance(error, KeyringUnavailable):
+                offer_session_key(self, self._keep_for_session)
             return False
+        return self._save_settings(settings)
+
+    def _keep_for_session(self) -> None:
+        save_keys(self._keys, self._stored_keys, session_only=True)
+        settings = self._collect()
+        if settings is not None and self._save_settings(settings):
+            self.accept()
+
+    def _save_settings(self, settings: LLMSettings) -> bool:
         try:
             save_settings_and_language(settings, str(self.language_combo.currentData()))
         except OSError as exc:

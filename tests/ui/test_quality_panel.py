@@ -296,7 +296,7 @@ def test_the_english_catalogue_covers_the_panel_and_the_settings_with_the_same_s
 
     from novel_desktop.llm.providers import PRESETS
     from novel_desktop.paths import resource
-    from novel_desktop.ui import quality_panel, quality_text, settings_dialog
+    from novel_desktop.ui import agent_names, quality_panel, quality_text, settings_dialog
 
     catalogue = json.loads(resource("i18n", "en", "quality_settings.json").read_text(encoding="utf-8"))
     root = Path(quality_panel.__file__).resolve().parent.parent
@@ -307,15 +307,14 @@ def test_the_english_catalogue_covers_the_panel_and_the_settings_with_the_same_s
         "ui/quality_trend.py",
         "ui/quality_text.py",
         "ui/settings_dialog.py",
+        "ui/session_key.py",
         "controllers/settings_controller.py",
     ):
         literals |= _tr_literals(root / name)
     literals |= set(quality_text.DIMENSION_NAMES.values()) | set(quality_text.RECOMMENDATIONS.values())
     literals |= set(quality_text.GATE_DECISIONS.values()) | set(quality_text.RISK_KINDS.values())
     literals |= {title for _, title in quality_text.CONTRACT_LAYERS} | set(quality_text.CONFIDENCE.values())
-    literals |= set(settings_dialog.ROLE_NAMES.values()) | {
-        label for _, label in settings_dialog.PRICE_FIELDS
-    }
+    literals |= set(agent_names.ROLE_NAMES.values()) | {label for _, label in settings_dialog.PRICE_FIELDS}
     literals |= {p.display_name for p in PRESETS.values()} | {p.key_help for p in PRESETS.values()}
     missing = sorted(literals - set(catalogue))
     assert missing == []

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import keyring
@@ -18,12 +18,14 @@ from pytestqt.qtbot import QtBot
 
 from novel_desktop.config import load_app_settings
 from novel_desktop.controllers.jobs import Job
+from novel_desktop.llm import secrets
 from novel_desktop.llm.providers import PRESETS
 from novel_desktop.llm.roles import AgentRole
 from novel_desktop.llm.secrets import KEYRING_SERVICE
 from novel_desktop.llm.settings import LLMSettings, load_settings, save_settings
 from novel_desktop.paths import user_config_dir
 from novel_desktop.ui.settings_dialog import SettingsDialog
+from tests.fakes.alerts import RecordingAlerts
 from tests.fakes.anthropic_server import FakeAnthropicServer, Reply
 from tests.fakes.memory_keyring import MemoryKeyring
 
@@ -205,12 +207,20 @@ def test_bad_input_is_explained_and_nothing_is_saved(
     assert memory_keyring.store == {}
 
 
-def test_no_keyring_says_so_and_saves_nothing(
-    qtbot: QtBot, open_dialog: Callable[[], SettingsDialog]
-) -> None:
+@pytest.fixture
+def no_keyring(memory_keyring: MemoryKeyring) -> Iterator[None]:
     from keyring.backends.fail import Keyring as FailKeyring
 
     keyring.set_keyring(FailKeyring())  # the autouse fixture restores the previous backend
+    yield
+    secrets._session_keys.clear()  # a key kept "for this run" must not outlive the test
+
+
+@pytest.mark.usefixtures("no_keyring")
+def test_no_keyring_says_so_and_cancelling_the_offer_saves_nothing(
+    qtbot: QtBot, open_dialog: Callable[[], SettingsDialog], alerts: RecordingAlerts
+) -> None:
+    alerts.answer = False
     dialog = open_dialog()
     qtbot.keyClicks(dialog.key_edit, KEY)
     _press(qtbot, dialog, QDialogButtonBox.StandardButton.Ok)
@@ -218,7 +228,27 @@ def test_no_keyring_says_so_and_saves_nothing(
     assert "钥匙串" in dialog.error_label.text()
     assert "ANTHROPIC_API_KEY" in dialog.error_label.text()
     assert KEY not in dialog.error_label.text()
+    assert alerts.labels == [("仅本次使用", "取消")]
     assert _config_files() == {}
+    assert secrets.get_api_key("anthropic") is None
+
+
+@pytest.mark.usefixtures("no_keyring")
+def test_no_keyring_the_key_can_be_kept_for_this_run_only(
+    qtbot: QtBot, open_dialog: Callable[[], SettingsDialog], alerts: RecordingAlerts
+) -> None:
+    dialog = open_dialog()
+    qtbot.keyClicks(dialog.key_edit, KEY)
+    _press(qtbot, dialog, QDialogButtonBox.StandardButton.Ok)
+    assert "本次运行" in alerts.texts[0] and "ANTHROPIC_API_KEY" in alerts.texts[0]
+    assert not dialog.isVisible(), "仅本次使用 saves the rest and closes the dialog"
+    assert secrets.key_source("anthropic") == "session"
+    assert secrets.get_api_key("anthropic") == KEY  # the pipeline's client finds it
+    files = _config_files()
+    assert files and not any(KEY in text for text in files.values())  # never written to a file
+    again = open_dialog()
+    assert again.key_edit.text() == KEY
+    assert "本次运行的内存" in again.key_note.text()
 
 
 def test_edit_opens_without_a_nested_loop_and_says_whether_the_author_saved(qtbot: QtBot) -> None:
