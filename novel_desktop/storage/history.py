@@ -119,6 +119,16 @@ def documents_at(s: Session, position: int, prefix: str = "") -> dict[str, str]:
     return {str(path): str(content) for path, content in rows}
 
 
+def document_at(s: Session, path: str, position: int) -> str | None:
+    """One document as it was at history ``position`` (None: it did not exist then, or was deleted)."""
+    return s.exec(
+        select(DocumentHistoryRow.content)
+        .where(DocumentHistoryRow.path == path, col(DocumentHistoryRow.id) <= position)
+        .order_by(col(DocumentHistoryRow.id).desc())
+        .limit(1)
+    ).first()
+
+
 def _like_prefix(prefix: str) -> str:
     return prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
@@ -162,10 +172,4 @@ class HistoryRepository(Repository):
     def document_at(self, path: str, position: int) -> str | None:
         """One document as it was at history ``position`` (None: it did not exist then)."""
         with self._read() as s:
-            row = s.exec(
-                select(DocumentHistoryRow)
-                .where(DocumentHistoryRow.path == path, col(DocumentHistoryRow.id) <= position)
-                .order_by(col(DocumentHistoryRow.id).desc())
-                .limit(1)
-            ).first()
-            return row.content if row is not None else None
+            return document_at(s, path, position)

@@ -27,7 +27,14 @@ from novel_desktop.domain.rebuild_chain import (
 )
 from novel_desktop.domain.records import ChapterPoint, RebuildReport, ResummarizedChapter
 from novel_desktop.storage import layout
-from novel_desktop.storage.history import documents_at, history_position, point_of, record_point, write_origin
+from novel_desktop.storage.history import (
+    document_at,
+    documents_at,
+    history_position,
+    point_of,
+    record_point,
+    write_origin,
+)
 from novel_desktop.storage.repository import Repository, StoreError, dumps
 from novel_desktop.storage.story_state import changelog_by_chapter, latest_state, state_for_chapter
 from novel_desktop.storage.tables import (
@@ -83,9 +90,7 @@ def _ledger_before(s: Session, start: int, point: ChapterPoint | None) -> dict[s
     current = _json(s, layout.GLOBAL_FORESHADOWING) or {"foreshadowing": []}
     historical = None
     if point is not None:
-        text = documents_at(s, point.docs_before, layout.GLOBAL_FORESHADOWING).get(
-            layout.GLOBAL_FORESHADOWING
-        )
+        text = document_at(s, layout.GLOBAL_FORESHADOWING, point.docs_before)
         historical = _loads(text) if text else {"foreshadowing": []}
     return ledger_before(current, historical, start)
 

@@ -29,7 +29,7 @@ from novel_desktop.domain.text import count_chars
 from novel_desktop.storage import layout
 from novel_desktop.storage.chapters import REVISION_KINDS, new_revision
 from novel_desktop.storage.checkpoint import get_checkpoint, put_checkpoint
-from novel_desktop.storage.history import ROLLBACK, point_of, record_point, write_origin
+from novel_desktop.storage.history import ROLLBACK, document_at, point_of, record_point, write_origin
 from novel_desktop.storage.repository import Repository, StoreError, content_hash, dumps, title_of
 from novel_desktop.storage.story_state import latest_state, state_for_chapter
 from novel_desktop.storage.tables import (
@@ -446,12 +446,7 @@ def _restore_documents(s: Session, chapter: int, position: int, now: str) -> tup
     restored: list[str] = []
     deleted: list[str] = []
     for path in paths:
-        then = s.exec(
-            select(DocumentHistoryRow.content)
-            .where(DocumentHistoryRow.path == path, col(DocumentHistoryRow.id) <= position)
-            .order_by(col(DocumentHistoryRow.id).desc())
-            .limit(1)
-        ).first()
+        then = document_at(s, path, position)
         row = s.get(DocumentRow, path)
         if then is None:
             if row is not None:
