@@ -18,7 +18,7 @@ from novel_desktop.agents import facts as fact_sheet
 from novel_desktop.agents.calls import call_record, structured_call, system_blocks
 from novel_desktop.agents.context import FactsSource, NovelFacts, load_facts
 from novel_desktop.agents.judge import finish_evaluation
-from novel_desktop.agents.ports import AgentResult, ChapterBrief, SummaryOutput, WriteMode
+from novel_desktop.agents.ports import AgentResult, ChapterBrief, RevisionOrder, SummaryOutput, WriteMode
 from novel_desktop.agents.templates import RenderedPrompt, render_template
 from novel_desktop.domain.common import SeedModel
 from novel_desktop.domain.evaluation import Evaluation
@@ -118,13 +118,14 @@ class LLMChapterAgents:
         *,
         mode: WriteMode,
         previous: str | None,
-        fixes: list[str],
+        revision: RevisionOrder | None,
         on_text: Callable[[str], None],
         on_reset: Callable[[], None],
     ) -> AgentResult[str]:
         facts = await self._load(brief.chapter)
         if mode is WriteMode.REVISE and previous:
-            prompt = render_template("reviser", fact_sheet.reviser_context(facts, previous, fixes))
+            order = revision or RevisionOrder()
+            prompt = render_template("reviser", fact_sheet.reviser_context(facts, previous, order))
             role = AgentRole.reviser
         else:
             prompt = writer_prompt(facts)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 from novel_desktop.agents.context import NovelFacts
+from novel_desktop.agents.ports import RevisionOrder
 from novel_desktop.analysis import ai_phrases, style_metrics
 from novel_desktop.domain.text import count_chars
 
@@ -73,7 +74,7 @@ def writer_context(facts: NovelFacts) -> dict[str, str]:
     }
 
 
-def reviser_context(facts: NovelFacts, draft: str, fixes: list[str]) -> dict[str, str]:
+def reviser_context(facts: NovelFacts, draft: str, order: RevisionOrder) -> dict[str, str]:
     line = facts.storyline_id or ""
     return {
         "platform_profile": facts.platform_profile(),
@@ -84,14 +85,14 @@ def reviser_context(facts: NovelFacts, draft: str, fixes: list[str]) -> dict[str
         "storyline_spec": facts.storyline_spec_text(),
         "chapter_num": str(facts.chapter),
         "storyline_id": line,
-        "revision_round": "1",
+        "revision_round": f"第 {order.round} 轮修订（共最多 2 轮）",
         "storyline_memory": facts.memories.get(line, ""),
         "chapter_outline": facts.chapter_outline,
         "chapter_contract": facts.chapter_contract_text(),
         "character_contracts": facts.character_contracts(),
         "chapter_draft": draft,
-        "violations": "\n".join(f"- {f}" for f in fixes if "：" not in f),
-        "required_fixes": "\n".join(f"- {f}" for f in fixes if "：" in f),
+        "violations": "\n".join(f"- {v}" for v in order.violations),
+        "required_fixes": "\n".join(f"- {f}" for f in order.fixes),
     }
 
 

@@ -56,6 +56,27 @@ class WriteMode(StrEnum):
 
 
 @dataclass(frozen=True)
+class RevisionOrder:
+    """What the reviser is told: its round (1 or 2, seed §8.2), each violation as a readable line with the
+    rule it breaks, and the judge's targeted fixes (``位置：改法``)."""
+
+    round: int = 1
+    violations: tuple[str, ...] = ()
+    fixes: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"round": self.round, "violations": list(self.violations), "fixes": list(self.fixes)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RevisionOrder:
+        return cls(
+            int(data.get("round") or 1),
+            tuple(str(v) for v in data.get("violations") or ()),
+            tuple(str(f) for f in data.get("fixes") or ()),
+        )
+
+
+@dataclass(frozen=True)
 class ChapterBrief:
     """What the pipeline knows about the chapter before writing it."""
 
@@ -92,7 +113,7 @@ class ChapterAgents(Protocol):
         *,
         mode: WriteMode,
         previous: str | None,
-        fixes: list[str],
+        revision: RevisionOrder | None,
         on_text: Callable[[str], None],
         on_reset: Callable[[], None],
     ) -> AgentResult[str]: ...

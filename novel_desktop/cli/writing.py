@@ -91,6 +91,8 @@ class _Printer:
             sys.stdout.write("\n[连接中断，重新生成]\n")
         elif isinstance(event, GateDecided):
             err.write(f"  · 门控：{event.reason}\n")
+            for issue in event.issues:
+                err.write(f"    - {issue}\n")
         elif isinstance(event, PipelineWarning):
             err.write(f"  ! {event.message}\n")
         err.flush()

@@ -17,7 +17,8 @@ flag (§8.2 "最多 2 次修订后强制通过并标记").
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 MAX_REVISIONS = 2
@@ -37,12 +38,53 @@ class GateAction(StrEnum):
 
 
 @dataclass(frozen=True)
+class GateIssue:
+    """A finding of the checks in code (or of the judge, made readable) that the author sees at the gate.
+
+    ``rule`` names what is broken (``L1-003``, ``LS-005``, ``LENGTH``, ``OPENING-HOOK``); ``message`` is the
+    line the author reads (Chinese, with the rule's text); ``evidence`` the offending sentence when there is
+    one. A ``blocking`` issue forces a revision whatever the score (seed 004 §6.5.6 track 1).
+    """
+
+    kind: str
+    rule: str
+    message: str
+    evidence: str = ""
+    blocking: bool = False
+
+    def line(self) -> str:
+        """The issue as one line of a report: ``[LS-005] … 原文：「…」``."""
+        quote = f" 原文：「{self.evidence}」" if self.evidence else ""
+        return f"[{self.rule}] {self.message}{quote}"
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "kind": self.kind,
+            "rule": self.rule,
+            "message": self.message,
+            "evidence": self.evidence,
+            "blocking": self.blocking,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, object]) -> GateIssue:
+        return cls(
+            str(data.get("kind", "")),
+            str(data.get("rule", "")),
+            str(data.get("message", "")),
+            str(data.get("evidence", "")),
+            bool(data.get("blocking", False)),
+        )
+
+
+@dataclass(frozen=True)
 class GateDecision:
-    """What the gate decided, why, and whether the commit carries a quality flag."""
+    """What the gate decided, why, whether the commit carries a quality flag, and the issues it saw."""
 
     action: GateAction
     reason: str
     flagged: bool = False
+    issues: tuple[GateIssue, ...] = field(default=())
 
     @property
     def commits(self) -> bool:
@@ -50,13 +92,29 @@ class GateDecision:
         return self.action in (GateAction.PASS, GateAction.POLISH, GateAction.FORCE_PASS)
 
 
-def decide(overall: float, *, blocking_violations: int = 0, revisions: int = 0) -> GateDecision:
+def decide(
+    overall: float,
+    *,
+    blocking_violations: int = 0,
+    revisions: int = 0,
+    issues: Sequence[GateIssue] = (),
+) -> GateDecision:
     """The gate's decision for a judged chapter.
 
     ``overall`` is the weighted score that counts (the lower of two judges on key chapters),
-    ``blocking_violations`` the number of high-confidence contract violations, ``revisions`` how many
-    revisions this chapter has already had.
+    ``blocking_violations`` the number of high-confidence contract violations the judge listed, ``issues``
+    what the checks in code found (a blocking one counts as a violation), ``revisions`` how many revisions
+    this chapter has already had.
     """
+    decision = _decide(
+        overall,
+        blocking_violations=blocking_violations + sum(1 for i in issues if i.blocking),
+        revisions=revisions,
+    )
+    return GateDecision(decision.action, decision.reason, decision.flagged, tuple(issues))
+
+
+def _decide(overall: float, *, blocking_violations: int, revisions: int) -> GateDecision:
     exhausted = revisions >= MAX_REVISIONS
     if blocking_violations:
         if exhausted:

@@ -18,12 +18,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from novel_desktop.agents.ports import AgentResult, CallRecord, ChapterAgents, ChapterBrief, WriteMode
-from novel_desktop.domain.common import iso_now
-from novel_desktop.domain.evaluation import Evaluation
-from novel_desktop.domain.gate import GateAction, GateDecision, decide
+from novel_desktop.agents.ports import (
+    AgentResult,
+    CallRecord,
+    ChapterAgents,
+    ChapterBrief,
+    RevisionOrder,
+    WriteMode,
+)
+from novel_desktop.domain.gate import GateAction, GateDecision
 from novel_desktop.domain.ledger import attributed
-from novel_desktop.domain.novel_ask import QuestionSpec
 from novel_desktop.domain.refine import apply_edits
 from novel_desktop.domain.text import count_chars
 from novel_desktop.pipeline.commit_documents import stage_commit_documents
@@ -43,30 +47,21 @@ from novel_desktop.pipeline.events import (
 from novel_desktop.pipeline.interaction import InteractionManager, resolve_gate
 from novel_desktop.pipeline.live_usage import LiveUsage, stage_totals
 from novel_desktop.pipeline.stale import refuse_stale
+from novel_desktop.pipeline.verdict import (
+    SECONDARY_EVAL,
+    Verdict,
+    awaiting_unchanged,
+    low_score_spec,
+    save_staged_notes,
+    staged_notes,
+    staged_verdict,
+    waiting_message,
+)
 from novel_desktop.storage import layout
 from novel_desktop.storage.aio import db
 from novel_desktop.storage.store import NovelStore, content_hash
 
 T = TypeVar("T")
-
-# Staging keys of our own besides the seed's: the secondary judge's verdict and the gate's bookkeeping.
-SECONDARY_EVAL = "evaluations/chapter-{n}-eval-secondary.json"
-GATE_NOTES = "state/chapter-{n}-gate.json"
-
-
-def awaiting_unchanged(notes: dict[str, Any], text: str | None) -> bool:
-    """Whether the author chose 手动改 on this very text and has not replaced it since: the low-score question
-    is then not asked again (no model call either); the run stops with :func:`waiting_message`."""
-    mark = notes.get("awaiting_author")
-    return bool(mark) and text is not None and mark == content_hash(text)
-
-
-def waiting_message(n: int) -> str:
-    """What a run says when chapter ``n`` waits for the author's edit."""
-    return (
-        f"第 {n} 章在等你修改（novel draft 查看，--replace 文件 换成你的改稿，--commit 直接提交；"
-        "窗口里在章节树打开它）"
-    )
 
 
 class PipelineError(Exception):
@@ -86,6 +81,8 @@ class ChapterOutcome:
     cost_usd: float = 0.0
     warnings: list[str] = field(default_factory=list)
     message: str = ""
+    #: What the checks in code found at the last gate (one line each, see GateIssue.line).
+    issues: list[str] = field(default_factory=list)
 
     def line(self) -> str:
         """The seed's one-line report: ``第49章 3050字 4.1 ✅`` or ``第50章 2890字 3.2→修订→3.6 ✅``."""
@@ -114,27 +111,14 @@ class ChapterPipeline:
         self._live: LiveUsage | None = None
 
     # ------------------------------------------------------------------ helpers
-    def _notes_path(self, n: int) -> str:
-        return GATE_NOTES.format(n=layout.num(n))
-
     def _secondary(self, n: int) -> str:
         return SECONDARY_EVAL.format(n=layout.num(n))
 
     async def _notes(self, n: int) -> dict[str, Any]:
-        raw = await db(self.store.staging, self._notes_path(n))
-        data: dict[str, Any] = json.loads(raw) if raw else {}
-        data.setdefault("revisions", 0)
-        data.setdefault("scores", [])
-        data.setdefault("stages", [])
-        data.setdefault("started_at", iso_now())
-        data.setdefault("polished", False)
-        data.setdefault("manual_asks", 0)
-        return data
+        return await db(staged_notes, self.store, n)
 
     async def _save_notes(self, n: int, notes: dict[str, Any]) -> None:
-        await db(
-            self.store.put_staging, self._notes_path(n), json.dumps(notes, ensure_ascii=False), chapter=n
-        )
+        await db(save_staged_notes, self.store, n, notes)
 
     async def _stage(self, n: int, stage: str, *, rewriting: bool = False) -> None:
         state = "CHAPTER_REWRITE" if rewriting else "WRITING"
@@ -223,12 +207,12 @@ class ChapterPipeline:
             # Killed while revising: redo that revision (the stronger model, the judge's fixes) on the text
             # the judge saw, instead of starting the chapter over with a fresh first draft.
             mode = WriteMode(pending.get("mode", WriteMode.REVISE.value))
-            fixes = [str(f) for f in pending.get("fixes", [])]
-            text = await self._draft(brief, notes, mode, text, fixes, outcome)
+            order = RevisionOrder.from_json(pending)
+            text = await self._draft(brief, notes, mode, text, order, outcome)
             outcome.revisions = int(notes["revisions"])
         elif text is None or resumed in (None, "drafting", "committed"):
             await self._save_notes(n, notes)
-            text = await self._draft(brief, notes, WriteMode.DRAFT, None, [], outcome)
+            text = await self._draft(brief, notes, WriteMode.DRAFT, None, None, outcome)
 
         while True:
             cp = await db(self.store.checkpoint)
@@ -238,20 +222,25 @@ class ChapterPipeline:
             cp = await db(self.store.checkpoint)
             if cp.get("pipeline_stage") == "refined":
                 await self._judge(brief, notes, text, outcome)
-            evaluation, scores = await self._verdict(n, brief)
-            decision = decide(
-                min(scores),
-                blocking_violations=len(evaluation.blocking_violations()),
-                revisions=int(notes["revisions"]),
-            )
+            verdict = await self._verdict(n, brief, notes, text)
+            decision = verdict.decision
+            issue_lines = tuple(i.line() for i in verdict.issues)
             self._emit(
-                GateDecided(n, decision.action.value, min(scores), decision.reason, int(notes["revisions"]))
+                GateDecided(
+                    n,
+                    decision.action.value,
+                    verdict.score,
+                    decision.reason,
+                    int(notes["revisions"]),
+                    issue_lines,
+                )
             )
             outcome.scores = list(notes["scores"])
+            outcome.issues = list(issue_lines)
 
             action: GateAction | None = decision.action
             if action is GateAction.ASK_USER:
-                action = await self._ask_low_score(n, notes, decision, evaluation)
+                action = await self._ask_low_score(n, notes, verdict)
                 if action is None:
                     notes["manual_asks"] = int(notes["manual_asks"]) + 1
                     notes["awaiting_author"] = content_hash(text)
@@ -268,15 +257,13 @@ class ChapterPipeline:
                 flagged = decision.flagged or action is GateAction.FORCE_PASS
                 return await self._commit(brief, notes, text, decision, flagged, outcome)
             # REVISE or REWRITE: a new text, then summarize, refine and judge it again.
-            fixes = [f"{fix.target}：{fix.instruction}" for fix in evaluation.required_fixes] + [
-                str(v) for v in evaluation.blocking_violations()
-            ]
             mode = WriteMode.REWRITE if action is GateAction.REWRITE else WriteMode.REVISE
             notes["revisions"] = int(notes["revisions"]) + 1
             notes["polished"] = False
-            notes["pending_revision"] = {"mode": mode.value, "fixes": fixes}
+            order = verdict.revision_order(int(notes["revisions"]))
+            notes["pending_revision"] = {"mode": mode.value, **order.to_json()}
             await self._save_notes(n, notes)
-            text = await self._draft(brief, notes, mode, text, fixes, outcome)
+            text = await self._draft(brief, notes, mode, text, order, outcome)
             outcome.revisions = int(notes["revisions"])
 
     # ------------------------------------------------------------------ stages
@@ -286,7 +273,7 @@ class ChapterPipeline:
         notes: dict[str, Any],
         mode: WriteMode,
         previous: str | None,
-        fixes: list[str],
+        revision: RevisionOrder | None,
         outcome: ChapterOutcome,
     ) -> str:
         n = brief.chapter
@@ -299,7 +286,7 @@ class ChapterPipeline:
             brief,
             mode=mode,
             previous=previous,
-            fixes=fixes,
+            revision=revision,
             on_text=lambda t: self._emit(TextDelta(n, stage, t)),
             on_reset=lambda: self._emit(TextReset(n, stage)),
         )
@@ -408,27 +395,24 @@ class ChapterPipeline:
             path = self._secondary(n) if secondary else layout.evaluation_path(n)
             body = json.dumps(result.value.to_json_dict(), ensure_ascii=False, indent=2)
             await db(self.store.put_staging, path, body, chapter=n)
-        _, scores = await self._verdict(n, brief)
-        notes["scores"].append(round(min(scores), 2))
+        verdict = await self._verdict(n, brief, notes, text)
+        notes["scores"].append(round(verdict.score, 2))
+        notes["gate_issues"] = [i.to_json() for i in verdict.issues]
         await self._save_notes(n, notes)
         await self._stage(n, "judged")
 
-    async def _verdict(self, n: int, brief: ChapterBrief) -> tuple[Evaluation, list[float]]:
-        raw = await db(self.store.staging, layout.evaluation_path(n))
-        if not raw:
+    async def _verdict(self, n: int, brief: ChapterBrief, notes: dict[str, Any], text: str) -> Verdict:
+        verdict = await db(
+            staged_verdict,
+            self.store,
+            n,
+            revisions=int(notes["revisions"]),
+            text=text,
+            secondary=brief.key_chapter,
+        )
+        if verdict is None:
             raise PipelineError(f"第 {n} 章没有评审结果 (no staged evaluation)")
-        primary = Evaluation.model_validate_json(raw)
-        scores = [primary.overall if primary.overall is not None else primary.computed_overall()]
-        evaluation = primary
-        if brief.key_chapter:
-            raw2 = await db(self.store.staging, self._secondary(n))
-            if raw2:
-                secondary = Evaluation.model_validate_json(raw2)
-                s2 = secondary.overall if secondary.overall is not None else secondary.computed_overall()
-                scores.append(s2)
-                if s2 < scores[0]:
-                    evaluation = secondary
-        return evaluation, [float(s) for s in scores]
+        return verdict
 
     async def _polish(
         self, brief: ChapterBrief, notes: dict[str, Any], text: str, outcome: ChapterOutcome
@@ -446,48 +430,27 @@ class ChapterPipeline:
         await self._save_notes(n, notes)
         return text
 
-    async def _ask_low_score(
-        self, n: int, notes: dict[str, Any], decision: GateDecision, evaluation: Evaluation
-    ) -> GateAction | None:
+    async def _ask_low_score(self, n: int, notes: dict[str, Any], verdict: Verdict) -> GateAction | None:
         """Seed §6 用户审核点 "低分章节": 自动修订 / 手动改 / 接受, as a NOVEL_ASK question."""
-        issues = "；".join(evaluation.issues[:3]) if evaluation.issues else decision.reason
-        spec = QuestionSpec.model_validate(
-            {
-                "version": 1,
-                "topic": f"chapter {n} low score",
-                "questions": [
-                    {
-                        "id": "low_score_action",
-                        "header": f"第{n}章低分",
-                        "question": f"第 {n} 章评分偏低（{decision.reason}）。主要问题：{issues}。怎么处理？",
-                        "kind": "single_choice",
-                        "options": [
-                            {"label": "自动修订", "description": "推荐：按评审意见由更强的模型修订"},
-                            {"label": "手动改", "description": "章节留在暂存区，你改好后再提交"},
-                            {"label": "接受", "description": "按现状提交，并标记质量问题"},
-                        ],
-                        "default": "自动修订",
-                    }
-                ],
-            }
-        )
+        spec = low_score_spec(n, verdict)
         # One question per revision round and per return from a manual edit, so each is asked afresh.
         rounds = f"r{notes['revisions']}-m{notes['manual_asks']}"
         answer_path = f"staging/novel-ask/chapter-{layout.num(n)}-low-score-{rounds}.answers.json"
+        context = "；".join(verdict.evaluation.issues[:3]) or verdict.decision.reason
         answer = await resolve_gate(
             spec,
             answer_path,
             self.interaction,
             load=self.store.answer,
             save=self.store.put_answer,
-            context=issues,
+            context=context,
         )
         choice = answer.answers.get("low_score_action")
         if choice == "接受":
             return GateAction.FORCE_PASS
         if choice == "手动改":
             return None
-        return GateAction.REWRITE if decision.action is GateAction.REWRITE else GateAction.REVISE
+        return GateAction.REWRITE if verdict.decision.action is GateAction.REWRITE else GateAction.REVISE
 
     async def _commit(
         self,
@@ -510,6 +473,7 @@ class ChapterPipeline:
             "revisions": int(notes["revisions"]),
             "scores": notes["scores"],
             "refine_edits": notes.get("refine_log", []),
+            "gate_issues": notes.get("gate_issues", []),
             "total_duration_ms": sum(int(s["duration_ms"]) for s in notes["stages"]),
             "total_cost_usd": round(cost, 6),
         }

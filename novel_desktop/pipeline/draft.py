@@ -25,8 +25,8 @@ from novel_desktop.domain.common import iso_now
 from novel_desktop.domain.draft import StagedDraft
 from novel_desktop.domain.evaluation import Evaluation
 from novel_desktop.domain.records import CommitResult
-from novel_desktop.pipeline.chapter import GATE_NOTES, SECONDARY_EVAL, awaiting_unchanged
 from novel_desktop.pipeline.commit_documents import stage_commit_documents
+from novel_desktop.pipeline.verdict import GATE_NOTES, SECONDARY_EVAL, awaiting_unchanged
 from novel_desktop.storage import layout
 from novel_desktop.storage.store import NovelStore, content_hash
 

@@ -93,6 +93,8 @@ class GateDecided:
     overall: float
     reason: str
     revisions: int
+    #: What the checks in code found, one line each (``[LS-005] … 原文：「…」``).
+    issues: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

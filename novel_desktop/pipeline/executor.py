@@ -28,11 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
-from novel_desktop.domain.common import iso_now
 from novel_desktop.domain.evaluation import DIMENSION_WEIGHTS, Evaluation
-from novel_desktop.domain.gate import GateAction, GateDecision, decide
+from novel_desktop.domain.gate import GateAction, GateDecision
 from novel_desktop.domain.novel_ask import (
     AgentRef,
     ExpectedOutput,
@@ -43,8 +40,14 @@ from novel_desktop.domain.novel_ask import (
     ValidationProblem,
 )
 from novel_desktop.domain.novel_ask_answers import evaluate_gate
-from novel_desktop.pipeline.chapter import GATE_NOTES, SECONDARY_EVAL, awaiting_unchanged
 from novel_desktop.pipeline.stale import refuse_stale
+from novel_desktop.pipeline.verdict import (
+    Verdict,
+    awaiting_unchanged,
+    low_score_spec,
+    staged_notes,
+    staged_verdict,
+)
 from novel_desktop.storage import layout
 from novel_desktop.storage.store import NovelStore, dumps
 
@@ -55,11 +58,6 @@ _CHAPTER_STEP = re.compile(r"^chapter:(\d{3,}):(" + "|".join(CHAPTER_ACTIONS) + 
 _VOLUME_STEP = re.compile(r"^volume:(\d{2,}):plan$")
 
 #: The seed's 用户审核点 for a low score, as asked by the chapter pipeline too.
-LOW_SCORE_OPTIONS = (
-    ("自动修订", "推荐：按评审意见由更强的模型修订"),
-    ("手动改", "章节留在暂存区，你改好后再评审"),
-    ("接受", "按现状提交，并标记质量问题"),
-)
 OUTLINE_OPTIONS = (
     ("确认", "按此大纲开始本卷写作"),
     ("修改", "先改大纲，再重新确认"),
@@ -164,55 +162,15 @@ def store_text(store: NovelStore, path: str) -> str | None:
 
 
 # ---------------------------------------------------------------------------- where the novel stands
-def staged_notes(store: NovelStore, n: int) -> dict[str, Any]:
-    raw = store.staging(GATE_NOTES.format(n=layout.num(n)))
-    data: dict[str, Any] = json.loads(raw) if raw else {}
-    data.setdefault("revisions", 0)
-    data.setdefault("scores", [])
-    data.setdefault("stages", [])
-    data.setdefault("started_at", iso_now())
-    data.setdefault("polished", False)
-    data.setdefault("manual_asks", 0)
-    return data
-
-
-def save_staged_notes(store: NovelStore, n: int, notes: dict[str, Any]) -> None:
-    store.put_staging(GATE_NOTES.format(n=layout.num(n)), json.dumps(notes, ensure_ascii=False), chapter=n)
-
-
-def _staged_evaluation(store: NovelStore, n: int) -> Evaluation | None:
-    raw = store.staging(layout.evaluation_path(n))
-    if not raw:
-        return None
-    try:
-        return Evaluation.model_validate_json(raw)
-    except ValidationError:
-        return None
+def staged_gate(store: NovelStore, n: int) -> Verdict | None:
+    """The quality gate's verdict on the staged chapter (the lower judge counts on key chapters)."""
+    return staged_verdict(store, n, revisions=int(staged_notes(store, n)["revisions"]))
 
 
 def gate_decision(store: NovelStore, n: int) -> tuple[GateDecision, Evaluation] | None:
     """The quality gate's decision on the staged evaluation (the lower judge counts on key chapters)."""
-    evaluation = _staged_evaluation(store, n)
-    if evaluation is None:
-        return None
-    score = evaluation.overall if evaluation.overall is not None else evaluation.computed_overall()
-    raw2 = store.staging(SECONDARY_EVAL.format(n=layout.num(n)))
-    if raw2:
-        try:
-            second = Evaluation.model_validate_json(raw2)
-        except ValidationError:
-            second = None
-        if second is not None:
-            s2 = second.overall if second.overall is not None else second.computed_overall()
-            if s2 < score:
-                score, evaluation = s2, second
-    notes = staged_notes(store, n)
-    decision = decide(
-        float(score),
-        blocking_violations=len(evaluation.blocking_violations()),
-        revisions=int(notes["revisions"]),
-    )
-    return decision, evaluation
+    verdict = staged_gate(store, n)
+    return None if verdict is None else (verdict.decision, verdict.evaluation)
 
 
 def _commit_answer_path(store: NovelStore, n: int) -> str:
@@ -268,15 +226,15 @@ def next_step(store: NovelStore) -> str:
         return f"chapter:{chapter}:{'judge' if authors else 'refine'}"
     if stage == "refined":
         return f"chapter:{chapter}:judge"
-    gate = gate_decision(store, n)
+    gate = staged_gate(store, n)
     if gate is None:
         return f"chapter:{chapter}:judge"
-    decision, _ = gate
+    decision = gate.decision
     if decision.action in (GateAction.REVISE, GateAction.REWRITE):
         return f"chapter:{chapter}:revise"
     if decision.action is GateAction.ASK_USER:
         choice = answer_choice(
-            store, _commit_answer_path(store, n), _low_score_spec(n, decision), "low_score_action"
+            store, _commit_answer_path(store, n), low_score_spec(n, gate), "low_score_action"
         )
         if choice == "自动修订":
             return f"chapter:{chapter}:revise"
@@ -299,24 +257,6 @@ def _question(
         "options": [{"label": label, "description": desc} for label, desc in options],
         "default": default,
     }
-
-
-def _low_score_spec(n: int, decision: GateDecision) -> QuestionSpec:
-    return QuestionSpec.model_validate(
-        {
-            "version": 1,
-            "topic": f"chapter {n} low score",
-            "questions": [
-                _question(
-                    "low_score_action",
-                    f"第{n}章低分",
-                    f"第 {n} 章评分偏低（{decision.reason}）。怎么处理？",
-                    LOW_SCORE_OPTIONS,
-                    "自动修订",
-                )
-            ],
-        }
-    )
 
 
 def _outline_spec(volume: int) -> QuestionSpec:
@@ -519,14 +459,14 @@ def _chapter_packet(store: NovelStore, step: Step) -> InstructionPacket:
         }
         if step.action == "revise":
             paths = {**paths, "chapter_draft": staged_text, "evaluation": staged_eval}
-            gate_now = gate_decision(store, n)
-            if gate_now is not None:
-                decision, evaluation = gate_now
-                inline["mode"] = "rewrite" if decision.action is GateAction.REWRITE else "revise"
-                inline["required_fixes"] = [
-                    f"{f.target}：{f.instruction}" for f in evaluation.required_fixes
-                ] + [str(v) for v in evaluation.blocking_violations()]
-            inline["revision_round"] = int(staged_notes(store, n)["revisions"]) + 1
+            revisions = int(staged_notes(store, n)["revisions"])
+            verdict = staged_verdict(store, n, revisions=revisions)
+            if verdict is not None:
+                order = verdict.revision_order(revisions + 1)
+                inline["mode"] = "rewrite" if verdict.decision.action is GateAction.REWRITE else "revise"
+                inline["violations"] = list(order.violations)
+                inline["required_fixes"] = list(order.fixes)
+            inline["revision_round"] = revisions + 1
         name = "chapter-writer"
         inline["task"] = (
             f"写第 {n} 章正文（Markdown，以“# 第{n}章 标题”开头），写入 {staged_text}。"
@@ -579,14 +519,14 @@ def _chapter_packet(store: NovelStore, step: Step) -> InstructionPacket:
         paths = {"chapter_content": staged_text, "evaluation": staged_eval}
         name = "commit"
         outputs = []
-        gate_now = gate_decision(store, n)
-        if gate_now is not None:
-            decision, evaluation = gate_now
-            inline["gate_decision"] = decision.action.value
-            inline["gate_reason"] = decision.reason
-            if decision.action is GateAction.ASK_USER:
-                gate = (_low_score_spec(n, decision), _commit_answer_path(store, n))
-                inline["issues"] = list(evaluation.issues[:5])
+        verdict = staged_gate(store, n)
+        if verdict is not None:
+            inline["gate_decision"] = verdict.decision.action.value
+            inline["gate_reason"] = verdict.decision.reason
+            inline["gate_issues"] = [i.line() for i in verdict.issues]
+            if verdict.decision.action is GateAction.ASK_USER:
+                gate = (low_score_spec(n, verdict), _commit_answer_path(store, n))
+                inline["issues"] = list(verdict.evaluation.issues[:5])
         inline["task"] = "无需调用模型：门控通过后由 novel advance 在一个事务里提交本章。"
         return _packet(
             step, AgentRef(kind="builtin", name=name), _existing(store, paths), inline, outputs, gate

@@ -23,7 +23,6 @@ from novel_desktop.domain.novel_ask import (
 from novel_desktop.domain.novel_ask_answers import evaluate_gate, validate_answer_path
 from novel_desktop.domain.text import count_chars
 from novel_desktop.domain.validate import model_for
-from novel_desktop.pipeline.chapter import SECONDARY_EVAL
 from novel_desktop.pipeline.executor import (
     FolderReader,
     Step,
@@ -35,9 +34,8 @@ from novel_desktop.pipeline.executor import (
     instructions,
     next_step,
     parse_step,
-    save_staged_notes,
-    staged_notes,
 )
+from novel_desktop.pipeline.verdict import SECONDARY_EVAL, save_staged_notes, staged_notes
 from novel_desktop.storage import layout
 from novel_desktop.storage.store import CommitResult, NovelStore, dumps
 

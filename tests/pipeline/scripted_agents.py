@@ -7,7 +7,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from novel_desktop.agents.ports import AgentResult, CallRecord, ChapterBrief, SummaryOutput, WriteMode
+from novel_desktop.agents.ports import (
+    AgentResult,
+    CallRecord,
+    ChapterBrief,
+    RevisionOrder,
+    SummaryOutput,
+    WriteMode,
+)
 from novel_desktop.domain.evaluation import DIMENSION_WEIGHTS, Evaluation
 from novel_desktop.domain.refine import RefineEdit, RefineEdits
 
@@ -71,7 +78,7 @@ class ScriptedAgents:
         *,
         mode: WriteMode,
         previous: str | None,
-        fixes: list[str],
+        revision: RevisionOrder | None,
         on_text: Callable[[str], None],
         on_reset: Callable[[], None],
     ) -> AgentResult[str]:
@@ -80,7 +87,11 @@ class ScriptedAgents:
         body = (
             f"# 第{n}章 山门\n\n　　林风嘴角勾起一抹冷笑，推开山门。“师父，我回来了。”\n\n　　院中无人，只有风。"
             + "\n\n　　他沿着石阶往上走，一步一步数着台阶。" * 8
-            + ("" if mode is WriteMode.DRAFT else f"\n\n　　（修订：{'；'.join(fixes)}）")
+            + (
+                ""
+                if revision is None
+                else f"\n\n　　（修订：{'；'.join(revision.violations + revision.fixes)}）"
+            )
         )
         for piece in (body[: len(body) // 2], body[len(body) // 2 :]):
             if self.write_delay:

@@ -1,0 +1,73 @@
+"""The checks in code that every judged chapter goes through before the gate decides (issue 16).
+
+The judge's prompt asks for a lot; these do not rely on the model obeying it. Each check reads one
+:class:`CheckInput` (the staged text, the evaluation that counts, the staged summary and the novel's facts
+for the chapter) and returns :class:`~novel_desktop.domain.gate.GateIssue` values: a blocking issue forces a
+revision whatever the score, the others are shown to the author with the verdict.
+
+A check is a plain function registered in :data:`CHECKS`; the built-in pipeline and the executor protocol both
+run them through :func:`run_checks` (via :func:`novel_desktop.pipeline.verdict.staged_verdict`). A check must
+be pure and cheap (no model call; it runs again each time the gate is asked).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from novel_desktop.agents.context import FactsSource, NovelFacts, load_facts
+from novel_desktop.domain.evaluation import Evaluation
+from novel_desktop.domain.gate import GateIssue
+from novel_desktop.domain.summary import ChapterSummary
+from novel_desktop.storage import layout
+from novel_desktop.storage.store import NovelStore
+
+
+@dataclass(frozen=True)
+class CheckInput:
+    """What a check reads about one judged chapter."""
+
+    chapter: int
+    text: str
+    evaluation: Evaluation
+    #: The Summarizer's staged summary of this text (cross_references, leak_risk), None when it failed.
+    summary: ChapterSummary | None
+    facts: NovelFacts
+
+
+Check = Callable[[CheckInput], list[GateIssue]]
+
+#: Every check, in the order its issues are listed.
+CHECKS: list[Check] = []
+
+
+def _staged_summary(store: NovelStore, n: int) -> ChapterSummary | None:
+    raw = store.staging(layout.summary_path(n))
+    if not raw:
+        return None
+    try:
+        return ChapterSummary.from_markdown(raw, n)
+    except ValueError:
+        return None
+
+
+def check_input(store: NovelStore, n: int, text: str, evaluation: Evaluation) -> CheckInput:
+    """The input of the checks for chapter ``n`` (synchronous; run it in a worker thread)."""
+    source: FactsSource = store
+    return CheckInput(n, text, evaluation, _staged_summary(store, n), load_facts(source, n))
+
+
+def run_checks(store: NovelStore, n: int, text: str, evaluation: Evaluation) -> list[GateIssue]:
+    """Every registered check on chapter ``n``'s staged ``text``; duplicates dropped, order kept."""
+    if not CHECKS:
+        return []
+    given = check_input(store, n, text, evaluation)
+    issues: list[GateIssue] = []
+    for check in CHECKS:
+        for issue in check(given):
+            if issue not in issues:
+                issues.append(issue)
+    return issues
+
+
+__all__ = ["CHECKS", "Check", "CheckInput", "check_input", "run_checks"]
