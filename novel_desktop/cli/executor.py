@@ -14,20 +14,19 @@ from typing import Any
 
 from novel_desktop.cli.common import CliError, print_json
 from novel_desktop.cli.project import open_store
-from novel_desktop.pipeline.executor import (
-    StepError,
-    StepInvalid,
-    StepRefused,
-    instructions,
-    next_step,
-)
+from novel_desktop.pipeline.executor import StepError, StepInvalid, StepRefused
+from novel_desktop.pipeline.executor_packets import instructions
+from novel_desktop.pipeline.executor_steps import next_step
 from novel_desktop.pipeline.stale import StaleChaptersError
 from novel_desktop.pipeline.step_results import advance, validate
 
 EXIT_INVALID = 1
 EXIT_UNREADABLE = 2
 
-_STEP_HELP = "步骤 / step: chapter:048:draft|summarize|refine|judge|revise|commit, volume:02:plan, novel:init"
+_STEP_HELP = (
+    "步骤 / step: chapter:048:draft|summarize|refine|judge|revise|commit, volume:02:plan|review, "
+    "novel:init|style|trial"
+)
 _FOLDER_HELP = (
     "执行器写入输出的导出文件夹（novel export-folder --skeleton） / "
     "the exported folder the executor wrote into"
@@ -109,6 +108,8 @@ def cmd_next(args: argparse.Namespace) -> int:
             step = next_step(store)
         except StaleChaptersError as exc:
             raise CliError(exc.message(args.novel), EXIT_INVALID) from None
+        except StepError as exc:  # a checkpoint no step follows from
+            raise CliError(str(exc), EXIT_UNREADABLE) from None
         if args.json:
             print_json({"step": step, "packet": instructions(store, step).to_json_dict()})
         else:

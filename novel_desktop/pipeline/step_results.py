@@ -9,35 +9,50 @@ The steps themselves and their instruction packets are :mod:`novel_desktop.pipel
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from novel_desktop.domain.evaluation import Evaluation
 from novel_desktop.domain.gate import GateAction
 from novel_desktop.domain.novel_ask import (
     InstructionPacket,
     ValidationProblem,
 )
 from novel_desktop.domain.novel_ask_answers import evaluate_gate, validate_answer_path
+from novel_desktop.domain.refine import MAX_CHANGE_RATIO
 from novel_desktop.domain.text import count_chars
 from novel_desktop.domain.validate import model_for
+from novel_desktop.pipeline.commit_documents import stage_commit_documents
 from novel_desktop.pipeline.executor import (
     FolderReader,
     Step,
     StepInvalid,
     StepRefused,
     answer_choice,
+    changed_chars,
     chapter_facts,
     gate_decision,
-    instructions,
-    next_step,
     parse_step,
 )
+from novel_desktop.pipeline.executor_lifecycle import (
+    answers_of,
+    apply_lifecycle,
+    import_prefixes,
+    style_missing,
+)
+from novel_desktop.pipeline.executor_packets import instructions, polishing
+from novel_desktop.pipeline.executor_steps import next_step
+from novel_desktop.pipeline.quick_start import QUICK_START_META
 from novel_desktop.pipeline.verdict import SECONDARY_EVAL, save_staged_notes, staged_notes
+from novel_desktop.pipeline.volume_plan import volume_range
 from novel_desktop.storage import layout
 from novel_desktop.storage.store import CommitResult, NovelStore, dumps
+
+_CONTRACT_FILE = re.compile(r"/chapter-contracts/chapter-(\\d{3,})\\.json$")
 
 
 def _check_output(path: str, text: str, step: Step) -> list[ValidationProblem]:
@@ -51,7 +66,7 @@ def _check_output(path: str, text: str, step: Step) -> list[ValidationProblem]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         return [ValidationProblem(path, f"不是合法的 JSON：第 {exc.lineno} 行 {exc.msg}")]
-    model = model_for(path)
+    model = Evaluation if path.endswith("-eval-secondary.json") else model_for(path)
     problems: list[ValidationProblem] = []
     if model is not None:
         try:
@@ -67,6 +82,13 @@ def _check_output(path: str, text: str, step: Step) -> list[ValidationProblem]:
         and data["chapter"] != step.number
     ):
         problems.append(ValidationProblem(path, f"chapter 应为 {step.number}，实际为 {data['chapter']!r}"))
+    contract = _CONTRACT_FILE.search(path)
+    if contract and isinstance(data, dict) and data.get("chapter") != int(contract.group(1)):
+        problems.append(
+            ValidationProblem(
+                path, f"chapter 应为 {int(contract.group(1))}（文件名），实际为 {data.get('chapter')!r}"
+            )
+        )
     return problems
 
 
@@ -121,7 +143,47 @@ def validate(store: NovelStore, step: str, folder: str | Path | None = None) -> 
                 )
             continue
         problems.extend(_check_output(output.path, text, parsed))
+    if root is not None and parsed.kind in ("novel", "volume"):
+        # Every document the advance would import is checked like an output: nothing invalid gets in.
+        listed = {o.path for o in packet.expected_outputs}
+        for rel in _documents_under(root, import_prefixes(parsed)):
+            if rel not in listed and rel.endswith(".json"):
+                problems.extend(_check_output(rel, (root / rel).read_text(encoding="utf-8"), parsed))
+    answers = answers_of(reader.read(packet.answer_path), packet.novel_ask) if packet.answer_path else {}
+    if (
+        parsed.id == "novel:style"
+        and not problems
+        and style_missing(reader.read("style-profile.json"), answers)
+    ):
+        problems.append(
+            ValidationProblem(
+                "style-profile.json", "选了样本或参考作者时必须写出风格指纹 (style profile missing)"
+            )
+        )
+    if parsed.kind == "chapter" and parsed.action == "refine":
+        problems.extend(_refine_budget(store, parsed.number, reader))
     return problems
+
+
+def _refine_budget(store: NovelStore, n: int, reader: FolderReader) -> list[ValidationProblem]:
+    """The refiner changes at most 15% of the chapter across its two passes (the pipeline's budget)."""
+    path = f"staging/{layout.chapter_path(n)}"
+    before = store.staging(layout.chapter_path(n))
+    after = reader.read(path)
+    if before is None or after is None or before == after:
+        return []
+    used = int(staged_notes(store, n).get("refine_changed") or 0) if polishing(store, n) else 0
+    changed = changed_chars(before, after)
+    allowed = int(len(before) * MAX_CHANGE_RATIO)
+    if used + changed <= allowed:
+        return []
+    return [
+        ValidationProblem(
+            path,
+            f"润色改动 {changed} 字（此前已改 {used} 字），超过全文 15% 的上限 {allowed} 字；"
+            "只改文风问题，不要重写 (the refiner's 15% budget is spent)",
+        )
+    ]
 
 
 # ---------------------------------------------------------------------------- advance
@@ -161,9 +223,8 @@ def _documents_under(root: Path, prefixes: tuple[str, ...]) -> list[str]:
     found: list[str] = []
     for prefix in prefixes:
         base = root / prefix
-        if not base.is_dir():
-            continue
-        for file in sorted(base.rglob("*")):
+        files = [base] if base.is_file() else sorted(base.rglob("*")) if base.is_dir() else []
+        for file in files:
             rel = file.relative_to(root).as_posix()
             if file.is_file() and layout.classify(rel)[0] is layout.Kind.DOCUMENT:
                 found.append(rel)
@@ -188,15 +249,14 @@ def advance(store: NovelStore, step: str, folder: str | Path | None = None) -> A
     packet = instructions(store, parsed.id)
     root = Path(folder) if folder is not None else None
     imported: list[str] = []
+    before = store.staging(layout.chapter_path(parsed.number)) if parsed.kind == "chapter" else None
     if root is not None:
         paths = [o.path for o in packet.expected_outputs]
-        if parsed.kind == "novel":
-            paths += _documents_under(root, ("world", "characters", "storylines", "brief.md"))
-        elif parsed.kind == "volume":
-            paths += _documents_under(root, (layout.volume_dir(parsed.number),))
+        if parsed.kind != "chapter":
+            paths += _documents_under(root, import_prefixes(parsed))
         imported = _import(store, root, list(dict.fromkeys(paths)))
 
-    result = _apply(store, parsed, packet)
+    result = _apply(store, parsed, packet, before)
     result.imported = imported
     result.next_step = next_step(store)
     if root is not None:
@@ -212,23 +272,10 @@ def _answer(store: NovelStore, packet: InstructionPacket, question: str) -> str 
     return answer_choice(store, packet.answer_path, packet.novel_ask, question)
 
 
-def _apply(store: NovelStore, step: Step, packet: InstructionPacket) -> AdvanceResult:
+def _apply(store: NovelStore, step: Step, packet: InstructionPacket, before: str | None) -> AdvanceResult:
     sid = step.id
-    if step.kind == "novel":
-        platform = _answer(store, packet, "platform")
-        if platform:
-            store.set_meta("platform", platform)
-        store.update_checkpoint(orchestrator_state="VOL_PLANNING")
-        return AdvanceResult(sid, f"设定已导入，发布平台：{platform}；下一步规划第 1 卷", "")
-    if step.kind == "volume":
-        choice = _answer(store, packet, "outline_action")
-        if choice != "确认":
-            raise StepRefused(
-                f"作者选择了“{choice}”：改好大纲后删除 {packet.answer_path} 再确认一次 "
-                "(outline not confirmed)"
-            )
-        store.update_checkpoint(current_volume=step.number, orchestrator_state="WRITING")
-        return AdvanceResult(sid, f"第 {step.number} 卷大纲已确认，开始写作", "")
+    if step.kind != "chapter":
+        return AdvanceResult(sid, apply_lifecycle(store, step, packet), "")
 
     n = step.number
     text_key = layout.chapter_path(n)
@@ -243,8 +290,9 @@ def _apply(store: NovelStore, step: Step, packet: InstructionPacket) -> AdvanceR
             store.put_staging(text_key, text, chapter=n, kind="draft")
         else:
             notes["revisions"] = int(notes["revisions"]) + 1
-            notes["polished"] = False
             store.put_staging(text_key, text, chapter=n, kind="revision")
+        notes["polished"] = False
+        notes["refine_changed"] = 0
         notes["executor"] = "external"
         notes.pop("author_edited", None)  # a new text from the writer is no longer the author's
         save_staged_notes(store, n, notes)
@@ -254,7 +302,18 @@ def _apply(store: NovelStore, step: Step, packet: InstructionPacket) -> AdvanceR
     if step.action == "summarize":
         return AdvanceResult(sid, f"第 {n} 章摘要与状态补丁已暂存", "")
     if step.action == "refine":
-        store.put_staging(text_key, store.staging(text_key) or "", chapter=n, kind="refined")
+        text = store.staging(text_key) or ""
+        polish = polishing(store, n)
+        notes = staged_notes(store, n)
+        changed = changed_chars(before, text) if before is not None else 0
+        notes["refine_changed"] = (int(notes.get("refine_changed") or 0) if polish else 0) + changed
+        store.put_staging(text_key, text, chapter=n, kind="refined")
+        if polish:
+            # The gate's second polish (3.5-3.9): once, and the verdict stands; the commit comes next.
+            notes["polished"] = True
+            save_staged_notes(store, n, notes)
+            return AdvanceResult(sid, f"第 {n} 章二次润色已暂存（改动 {changed} 字）", "")
+        save_staged_notes(store, n, notes)
         store.update_checkpoint(inflight_chapter=n, pipeline_stage="refined")
         return AdvanceResult(sid, f"第 {n} 章润色稿已暂存", "")
     if step.action == "judge":
@@ -276,6 +335,10 @@ def _commit(store: NovelStore, n: int, packet: InstructionPacket) -> AdvanceResu
     gate = gate_decision(store, n)
     if gate is None:
         raise StepRefused(f"第 {n} 章还没有评审结果，先执行 chapter:{layout.num(n)}:judge")
+    if not (store.staging(layout.chapter_path(n)) or "").strip():
+        raise StepRefused(
+            f"第 {n} 章暂存区里没有正文，不能提交；先执行 chapter:{layout.num(n)}:draft (no staged text)"
+        )
     decision, _ = gate
     flagged = decision.flagged
     if decision.action is GateAction.ASK_USER:
@@ -304,10 +367,22 @@ def _commit(store: NovelStore, n: int, packet: InstructionPacket) -> AdvanceResu
         "total_cost_usd": 0.0,
     }
     store.put_staging(layout.log_path(n), json.dumps(log, ensure_ascii=False, indent=2), chapter=n)
+    warnings = stage_commit_documents(store, n)
     commit = store.commit_chapter(n, volume=volume, storyline_id=storyline)
-    store.update_checkpoint(orchestrator_state="WRITING")
+    if store.meta().get(QUICK_START_META) == "trial":
+        state = "QUICK_START"  # a trial chapter belongs to the quick start (the orchestrator's rule)
+    else:
+        rng = volume_range(store, volume)
+        state = "VOL_REVIEW" if rng is not None and n >= rng[1] else "WRITING"
+    store.update_checkpoint(orchestrator_state=state)
     mark = "（已标记质量问题）" if flagged else ""
-    return AdvanceResult(sid, f"第 {n} 章已提交，状态版本 {commit.state_version}{mark}", "", commit=commit)
+    message = f"第 {n} 章已提交，状态版本 {commit.state_version}{mark}"
+    if state == "VOL_REVIEW":
+        message += f"；第 {volume} 卷已写完，进入卷末回顾"
+    skipped = [f"状态补丁未能应用：{commit.ops_skipped}"] if commit.ops_skipped else []
+    for line in [*warnings, *skipped]:
+        message += f"\n  ⚠ {line}"
+    return AdvanceResult(sid, message, "", commit=commit)
 
 
 def _sync_committed(store: NovelStore, root: Path, n: int) -> None:

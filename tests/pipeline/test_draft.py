@@ -8,7 +8,7 @@ import pytest
 
 from novel_desktop.pipeline.chapter import ChapterPipeline
 from novel_desktop.pipeline.draft import DraftError, commit_as_is, replace_staged_text, staged_draft
-from novel_desktop.pipeline.executor import next_step
+from novel_desktop.pipeline.executor_steps import next_step
 from novel_desktop.pipeline.interaction import AnswersFileResponder, InteractionManager
 from novel_desktop.storage import layout
 from novel_desktop.storage.store import NovelStore

@@ -9,14 +9,9 @@ import pytest
 
 from novel_desktop.domain.novel_ask import InstructionPacket
 from novel_desktop.domain.novel_ask_answers import build_answer_spec
-from novel_desktop.pipeline.executor import (
-    StepError,
-    StepInvalid,
-    StepRefused,
-    instructions,
-    next_step,
-    parse_step,
-)
+from novel_desktop.pipeline.executor import StepError, StepInvalid, StepRefused, parse_step
+from novel_desktop.pipeline.executor_packets import instructions
+from novel_desktop.pipeline.executor_steps import next_step
 from novel_desktop.pipeline.step_results import advance, validate
 from novel_desktop.storage.folder import export_folder
 from novel_desktop.storage.store import NovelStore
@@ -247,4 +242,4 @@ def test_new_novel_starts_with_init_and_platform_gate(tmp_path: Path) -> None:
         result = advance(store, "novel:init", folder)
         assert store.meta()["platform"] == "jjwxc"
         assert store.document("world/rules.json") is not None
-        assert result.next_step == "volume:01:plan"
+        assert result.next_step == "novel:style"  # the quick start goes on: style, then the trial

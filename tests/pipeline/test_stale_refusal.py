@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from novel_desktop.pipeline.chapter import ChapterPipeline
-from novel_desktop.pipeline.executor import next_step
+from novel_desktop.pipeline.executor_steps import next_step
 from novel_desktop.pipeline.interaction import InteractionManager, refuse_non_interactive
 from novel_desktop.pipeline.orchestrator import Orchestrator, OrchestratorEvent, StepRetrying
 from novel_desktop.pipeline.stale import StaleChaptersError, chapter_span
