@@ -243,7 +243,8 @@ class Evaluation(SeedModel):
             groups = (verification.l1_checks, verification.l2_checks, verification.l3_checks)
             entries = [c for group in (*groups, verification.ls_checks) for c in group]
             return [c for c in entries if isinstance(c, ContractCheck) and c.status != "pass"]
-        return [ContractCheck(id=rule, status=status) for rule, status in verification.items() if status != "pass"]
+        broken = [(rule, status) for rule, status in verification.items() if status != "pass"]
+        return [ContractCheck(id=rule, status=status) for rule, status in broken]
 
     @property
     def has_violations(self) -> bool:
