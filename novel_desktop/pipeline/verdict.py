@@ -117,10 +117,15 @@ class Verdict:
         """The judge's findings that force a revision (listed or only in contract_verification)."""
         return self.evaluation.blocking_violations(self.soft_rules)
 
+    def judge_violation_lines(self) -> list[str]:
+        """The judge's blocking violations, each with its rule's text (the pipeline log's
+        ``gate_violations``; the checks in code are in ``gate_issues``)."""
+        return list(dict.fromkeys(violation_line(v, self.rules) for v in self.blocking_violations()))
+
     def violation_lines(self) -> list[str]:
         """Every blocking finding (the judge's high-confidence violations, the blocking issues found in
         code), one readable line each with the rule it breaks and the rule's text."""
-        lines = [violation_line(v, self.rules) for v in self.blocking_violations()]
+        lines = self.judge_violation_lines()
         lines += [i.line() for i in self.issues if i.blocking]
         return list(dict.fromkeys(lines))
 
@@ -140,7 +145,10 @@ class Verdict:
 def low_score_spec(n: int, verdict: Verdict) -> QuestionSpec:
     """Seed §6 用户审核点 "低分章节": 自动修订 / 手动改 / 接受, as a NOVEL_ASK question (the window, the CLI
     and the executor protocol ask the same)."""
-    found = verdict.evaluation.issues[:3] + [i.line() for i in verdict.issues]
+    # Each violation with the rule it breaks first, then the judge's main issues and the other findings.
+    found = list(
+        dict.fromkeys([*verdict.violation_lines(), *verdict.evaluation.issues[:3], *verdict.report_lines()])
+    )
     issues = "；".join(found) if found else verdict.decision.reason
     return QuestionSpec.model_validate(
         {
