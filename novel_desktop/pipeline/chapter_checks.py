@@ -62,7 +62,7 @@ def check_input(store: NovelStore, n: int, text: str, evaluation: Evaluation) ->
     source: FactsSource = store
     facts = load_facts(source, n)
     summary = _staged_summary(store, n)
-    return CheckInput(n, text, evaluation, summary, facts, convergence_summaries(source, facts))
+    return CheckInput(n, text, evaluation, summary, facts, convergence_summaries(store, facts))
 
 
 def run_checks(store: NovelStore, n: int, text: str, evaluation: Evaluation) -> list[GateIssue]:

@@ -20,13 +20,14 @@ import json
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from novel_desktop.agents.context import FactsSource, NovelFacts
+from novel_desktop.agents.context import NovelFacts
 from novel_desktop.agents.storylines import StorylineMap, covers, storyline_map
 from novel_desktop.analysis.sentences import split_sentences
 from novel_desktop.domain.gate import GateIssue
 from novel_desktop.domain.summary import ChapterSummary
 from novel_desktop.pipeline.rule_text import LS_003, LS_005
 from novel_desktop.storage import layout
+from novel_desktop.storage.store import NovelStore
 
 if TYPE_CHECKING:
     from novel_desktop.pipeline.chapter_checks import CheckInput
@@ -92,7 +93,7 @@ def leak_check(given: CheckInput) -> list[GateIssue]:
 
 
 # ---------------------------------------------------------------------------- LS-003
-def convergence_summaries(store: FactsSource, facts: NovelFacts) -> dict[int, ChapterSummary]:
+def convergence_summaries(store: NovelStore, facts: NovelFacts) -> dict[int, ChapterSummary]:
     """The committed summaries of the earlier chapters of every convergence event that ends at this chapter,
     each with its storyline (from the summary, else the chapter contract)."""
     out: dict[int, ChapterSummary] = {}
@@ -101,7 +102,7 @@ def convergence_summaries(store: FactsSource, facts: NovelFacts) -> dict[int, Ch
         if rng is None or not covers(rng, facts.chapter) or int(rng[1]) != facts.chapter:
             continue
         for c in range(int(rng[0]), facts.chapter):
-            raw = store.document(layout.summary_path(c))
+            raw = store.summary(c)
             try:
                 summary = ChapterSummary.from_markdown(raw or "", c)
             except ValueError:
