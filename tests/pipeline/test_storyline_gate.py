@@ -117,7 +117,7 @@ def test_a_dormant_lines_entity_is_a_leak_issue_with_its_sentence(
     assert (issue["kind"], issue["rule"], issue["blocking"]) == ("leak", "LS-005", False)
     assert "许象乾" in issue["message"] and "靖海计划" in issue["message"]
     assert issue["evidence"] == LEAK_SENTENCE
-    assert f"[LS-005] 跨线泄漏" in err and f"原文：「{LEAK_SENTENCE}」" in err
+    assert "[LS-005] 跨线泄漏" in err and f"原文：「{LEAK_SENTENCE}」" in err
     # The judge and the summarizer were shown the whitelist the check used.
     judge_text = json.dumps(fake.requests_for("quality_judge")[0].body["messages"], ensure_ascii=False)
     assert "不在白名单（本章不得出场）：「靖海计划」（jinghai_plan，dormant）" in judge_text
