@@ -25,7 +25,7 @@ from novel_desktop.domain.evaluation import Evaluation
 from novel_desktop.domain.ledger import attributed
 from novel_desktop.domain.outline import section_title
 from novel_desktop.domain.refine import MAX_CHANGE_RATIO, RefineEdits
-from novel_desktop.domain.summary import ChapterSummary
+from novel_desktop.domain.summary import ChapterSummary, cross_reference
 from novel_desktop.llm.client import LLMClient
 from novel_desktop.llm.roles import AgentRole
 
@@ -167,7 +167,8 @@ class LLMChapterAgents:
             chapter=brief.chapter,
             storyline_id=line,
             text=reply.summary.strip() + "\n",
-            cross_references=[str(x) for x in reply.cross_references],
+            # Objects {"storyline_id", "entity"} are stored as "storyline_id:entity"; old bare names stay.
+            cross_references=[r.to_text() for r in map(cross_reference, reply.cross_references) if r],
             leak_risk=reply.leak_risk if reply.leak_risk in ("low", "medium", "high") else "medium",
         )
         out = SummaryOutput(

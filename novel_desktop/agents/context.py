@@ -76,6 +76,8 @@ class NovelFacts:
     global_foreshadowing: list[dict[str, Any]]
     style_drift: str
     memories: dict[str, str] = field(default_factory=dict)
+    #: storylines.json's relationships (their bridges name shared characters and events).
+    storyline_relationships: list[dict[str, Any]] = field(default_factory=list)
 
     # ------------------------------------------------------------------ derived facts
     @property
@@ -377,4 +379,5 @@ def load_facts(store: FactsSource, chapter: int, volume: int | None = None) -> N
         global_foreshadowing=list(fs_doc.get("foreshadowing") or []),
         style_drift=store.document("style-drift.json") or "",
         memories=memories,
+        storyline_relationships=[r for r in storylines_doc.get("relationships") or [] if isinstance(r, dict)],
     )

@@ -10,6 +10,7 @@ import json
 
 from novel_desktop.agents.context import NovelFacts
 from novel_desktop.agents.ports import RevisionOrder
+from novel_desktop.agents.storylines import whitelist_text
 from novel_desktop.analysis import ai_phrases, style_metrics
 from novel_desktop.domain.text import count_chars
 
@@ -108,6 +109,7 @@ def summarizer_context(facts: NovelFacts, text: str, hints: str) -> dict[str, st
         "storyline_id": line,
         "base_state_version": str(facts.state_version),
         "convergence_note": convergence,
+        "storyline_whitelist": whitelist_text(facts),
         "current_state": facts.pruned_state(),
         "active_foreshadowing": json.dumps(facts.state.get("active_foreshadowing") or [], ensure_ascii=False),
         "storyline_memory": facts.memories.get(line, ""),
@@ -140,6 +142,7 @@ def judge_context(facts: NovelFacts, text: str) -> dict[str, str]:
         "storyline_schedule": json.dumps(facts.schedule, ensure_ascii=False) if facts.schedule else "",
         "chapter_num": str(facts.chapter),
         "storyline_context": facts.storyline_context(),
+        "storyline_whitelist": whitelist_text(facts),
         "chapter_outline": facts.chapter_outline,
         "chapter_contract": facts.chapter_contract_text(),
         "character_contracts": facts.character_contracts(),

@@ -22,21 +22,11 @@ from PySide6.QtCore import QObject, Signal
 
 from novel_desktop.controllers import warm_up
 from novel_desktop.controllers.jobs import Job, JobRunner
+from novel_desktop.controllers.pipeline_events import emit_chapter_event
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.domain.novel_ask import AnswerSpec, AnswerSpecInvalid
 from novel_desktop.domain.novel_ask_answers import validate_answer_spec
 from novel_desktop.i18n import tr, tr_phrase, tr_phrases
-from novel_desktop.pipeline.events import (
-    ChapterCommitted,
-    ChapterStarted,
-    GateDecided,
-    PipelineEvent,
-    PipelineWarning,
-    StageStarted,
-    TextDelta,
-    TextReset,
-    UsageUpdated,
-)
 from novel_desktop.pipeline.interaction import InteractionManager, InteractionRequest
 from novel_desktop.storage import layout
 
@@ -47,9 +37,6 @@ PipelineQuestion = InteractionRequest
 #: The responder interface: answers a question with an AnswerSpec, None when the author cancels; may be a
 #: coroutine function. The window installs one that opens AskDialog with ``open()``.
 Asker = Callable[[PipelineQuestion], "AnswerSpec | Awaitable[AnswerSpec | None] | None"]
-
-#: Stage value the controller reports when the gate decides (the core emits GateDecided, not a stage).
-GATE_STAGE = "gate"
 
 
 def resumable_stage_name(stage: str) -> str | None:
@@ -114,6 +101,7 @@ class PipelineController(QObject):
     text_reset = Signal(int)
     usage_updated = Signal(int, int, int, float)  # chapter, input tokens, output tokens, cost
     gate_decided = Signal(int, str, float, str)  # chapter, action, overall, reason
+    gate_issues = Signal(int, list)  # chapter, each violation (with its rule) and issue the gate saw
     chapter_committed = Signal(int)
     #: The chapter stopped for the author (e.g. 手动改 on a low score); the message says what to do.
     chapter_paused = Signal(int, str)
@@ -516,7 +504,7 @@ class PipelineController(QObject):
 
     # ------------------------------------------------------------------ events → signals
     def _on_event(self, event: Any) -> None:
-        if self._on_pipeline_event(event):
+        if emit_chapter_event(self, event):
             return  # the chapter's events (streamed text above all) come first, without the import below
         from novel_desktop.pipeline.orchestrator import (
             ChecksReported,
@@ -534,31 +522,6 @@ class PipelineController(QObject):
             self.checks_reported.emit(event.chapter, event.message, event.pause)
         elif isinstance(event, StepRetrying):
             self.warning.emit(self._chapter, tr("出错，重试一次：{error}").format(error=event.error))
-
-    def _on_pipeline_event(self, event: PipelineEvent) -> bool:
-        """Emit the signal of a chapter pipeline event; False for any other event."""
-        if isinstance(event, TextDelta):
-            self.text_delta.emit(event.chapter, event.text)
-        elif isinstance(event, StageStarted):
-            self.stage_started.emit(event.chapter, event.stage.value)
-        elif isinstance(event, UsageUpdated):
-            self.usage_updated.emit(event.chapter, event.input_tokens, event.output_tokens, event.cost_usd)
-        elif isinstance(event, TextReset):
-            self.text_reset.emit(event.chapter)
-        elif isinstance(event, ChapterStarted):
-            self._chapter = event.chapter
-            self.chapter_started.emit(event.chapter, event.resumed_from or "")
-        elif isinstance(event, GateDecided):
-            self.stage_started.emit(event.chapter, GATE_STAGE)
-            self.gate_decided.emit(event.chapter, event.action, float(event.overall), event.reason)
-        elif isinstance(event, PipelineWarning):
-            self.warning.emit(event.chapter, event.message)
-        elif isinstance(event, ChapterCommitted):
-            self.project.notify_pipeline_commit()
-            self.chapter_committed.emit(event.chapter)
-        else:
-            return False
-        return True
 
     # ------------------------------------------------------------------ questions
     async def _respond(self, request: PipelineQuestion) -> AnswerSpec | None:

@@ -6,7 +6,8 @@ differ in the shape of ``contract_verification``; both are accepted and kept as 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Collection, Mapping
 from enum import StrEnum
 from types import MappingProxyType
 from typing import Annotated, Any, Literal, NamedTuple
@@ -136,6 +137,20 @@ def split_risk_flag(flag: str) -> RiskFlag:
     return RiskFlag(flag.strip(), "")
 
 
+#: The seed's soft LS rules (§6.6.4): reported, never blocking. A novel's own spec may mark others soft.
+DEFAULT_SOFT_RULES: frozenset[str] = frozenset({"LS-002", "LS-003", "LS-004"})
+
+_RULE_ID_RE = re.compile(r"^\s*\[?((?:W|C|OBJ|LS|L[123])-[A-Za-z0-9_-]*\d)")
+
+
+def violation_rule_id(violation: Violation | str) -> str:
+    """The rule a violation names: its ``rule_id``, or the id a bare string starts with ("" when none)."""
+    if isinstance(violation, Violation):
+        return violation.rule_id
+    match = _RULE_ID_RE.match(violation)
+    return match.group(1) if match else ""
+
+
 def weighted_overall(scores: Mapping[str, DimensionScore | float]) -> float:
     """The weighted mean of the known dimensions present, with the seed weights, rounded to 2 places.
 
@@ -195,9 +210,41 @@ class Evaluation(SeedModel):
             return verification.results()
         return dict(verification)
 
-    def blocking_violations(self) -> list[Violation | str]:
-        """The violations that force a revision: high-confidence ones, and bare strings (no confidence)."""
-        return [v for v in self.violations if isinstance(v, str) or v.confidence == "high"]
+    def blocking_violations(self, soft_rules: Collection[str] | None = None) -> list[Violation | str]:
+        """The violations that force a revision whatever the score (seed 004 §6.5.6 track 1, 001 §10.4).
+
+        The union, without duplicates, of the listed ``violations`` and the broken rules recorded only in
+        ``contract_verification`` (either shape): L1 world rules, L2 character contracts, L3 chapter
+        objectives and LS rules alike. Only high confidence blocks; a bare string, a by-id status and a
+        layered entry without a confidence carry none and count. A soft rule (``soft_rules``: the novel's
+        soft world and LS rules; by default the seed's soft LS rules) is reported, never blocking (§6.6.4).
+        A check found only in ``contract_verification`` becomes a :class:`Violation` with its detail.
+        """
+        soft = DEFAULT_SOFT_RULES if soft_rules is None else frozenset(soft_rules)
+        out: list[Violation | str] = []
+        seen: set[str] = set()
+        for violation in self.violations:
+            rule = violation_rule_id(violation)
+            if rule in soft or (isinstance(violation, Violation) and violation.confidence != "high"):
+                continue
+            out.append(violation)
+            if rule:
+                seen.add(rule)
+        for check in self._broken_checks():
+            if check.id in soft or check.id in seen or check.confidence not in (None, "high"):
+                continue
+            seen.add(check.id)
+            out.append(Violation(rule_id=check.id, confidence="high", description=check.detail or ""))
+        return out
+
+    def _broken_checks(self) -> list[ContractCheck]:
+        verification = self.contract_verification
+        if isinstance(verification, ContractChecks):
+            groups = (verification.l1_checks, verification.l2_checks, verification.l3_checks)
+            entries = [c for group in (*groups, verification.ls_checks) for c in group]
+            return [c for c in entries if isinstance(c, ContractCheck) and c.status != "pass"]
+        broken = [(rule, status) for rule, status in verification.items() if status != "pass"]
+        return [ContractCheck(id=rule, status=status) for rule, status in broken]
 
     @property
     def has_violations(self) -> bool:

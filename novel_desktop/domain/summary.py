@@ -11,17 +11,43 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import Field
 
-from novel_desktop.domain.common import SeedModel
+from novel_desktop.domain.common import SLUG_RE, SeedModel
 from novel_desktop.domain.seed_fields import ChapterNo, Level
 
 _META_LINE = re.compile(r"<!-- novel:summary (\{.*\}) -->\n?\Z")
 
 #: The metadata keys carried in the comment line (everything but ``text``).
 META_KEYS: tuple[str, ...] = ("chapter", "storyline_id", "cross_references", "leak_risk")
+
+
+class CrossReference(NamedTuple):
+    """One entry of ``cross_references``: the entity's display name and, when the Summarizer named it, the
+    storyline the entity belongs to."""
+
+    storyline_id: str | None
+    entity: str
+
+    def to_text(self) -> str:
+        """The stored form: ``storyline_id:entity``, or just the entity when its line is unknown."""
+        return f"{self.storyline_id}:{self.entity}" if self.storyline_id else self.entity
+
+
+def cross_reference(value: Any) -> CrossReference | None:
+    """Read a cross-reference as the Summarizer writes it: ``{"storyline_id": …, "entity": …}`` (or
+    ``name``), ``"storyline_id:entity"``, or a bare entity name (older replies and files). None when empty."""
+    if isinstance(value, dict):
+        entity = str(value.get("entity") or value.get("name") or "").strip()
+        line = str(value.get("storyline_id") or value.get("storyline") or "").strip() or None
+        return CrossReference(line, entity) if entity else None
+    text = str(value).strip()
+    head, sep, rest = text.partition(":")
+    if sep and SLUG_RE.match(head.strip()) and rest.strip():
+        return CrossReference(head.strip(), rest.strip())
+    return CrossReference(None, text) if text else None
 
 
 class ChapterSummary(SeedModel):
@@ -31,10 +57,15 @@ class ChapterSummary(SeedModel):
     storyline_id: str | None = None
     #: Markdown as the Summarizer wrote it, byte for byte.
     text: str
-    #: Entities of other storylines mentioned in the chapter (§6.6.7 Layer 3).
+    #: Entities of other storylines mentioned in the chapter (§6.6.7 Layer 3), each ``storyline_id:entity``
+    #: or a bare entity name (see :func:`cross_reference`).
     cross_references: list[str] = Field(default_factory=list)
     #: How likely the chapter leaks another storyline's knowledge; "high" outside a convergence breaks LS-005.
     leak_risk: Level = "low"
+
+    def references(self) -> list[CrossReference]:
+        """``cross_references`` read into (storyline, entity) pairs."""
+        return [ref for ref in map(cross_reference, self.cross_references) if ref is not None]
 
     @classmethod
     def from_markdown(cls, markdown: str, chapter: int | None = None) -> ChapterSummary:

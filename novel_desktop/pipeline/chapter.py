@@ -224,7 +224,7 @@ class ChapterPipeline:
                 await self._judge(brief, notes, text, outcome)
             verdict = await self._verdict(n, brief, notes, text)
             decision = verdict.decision
-            issue_lines = tuple(i.line() for i in verdict.issues)
+            issue_lines = tuple(verdict.report_lines())
             self._emit(
                 GateDecided(
                     n,
@@ -398,6 +398,7 @@ class ChapterPipeline:
         verdict = await self._verdict(n, brief, notes, text)
         notes["scores"].append(round(verdict.score, 2))
         notes["gate_issues"] = [i.to_json() for i in verdict.issues]
+        notes["gate_violations"] = verdict.judge_violation_lines()
         await self._save_notes(n, notes)
         await self._stage(n, "judged")
 
@@ -474,6 +475,7 @@ class ChapterPipeline:
             "scores": notes["scores"],
             "refine_edits": notes.get("refine_log", []),
             "gate_issues": notes.get("gate_issues", []),
+            "gate_violations": notes.get("gate_violations", []),
             "total_duration_ms": sum(int(s["duration_ms"]) for s in notes["stages"]),
             "total_cost_usd": round(cost, 6),
         }

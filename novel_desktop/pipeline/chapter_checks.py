@@ -12,13 +12,14 @@ be pure and cheap (no model call; it runs again each time the gate is asked).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
 from novel_desktop.agents.context import FactsSource, NovelFacts, load_facts
 from novel_desktop.domain.evaluation import Evaluation
 from novel_desktop.domain.gate import GateIssue
 from novel_desktop.domain.summary import ChapterSummary
+from novel_desktop.pipeline.storyline_checks import convergence_check, convergence_summaries, leak_check
 from novel_desktop.storage import layout
 from novel_desktop.storage.store import NovelStore
 
@@ -33,12 +34,17 @@ class CheckInput:
     #: The Summarizer's staged summary of this text (cross_references, leak_risk), None when it failed.
     summary: ChapterSummary | None
     facts: NovelFacts
+    #: The committed summaries of the earlier chapters of a convergence event ending at this chapter.
+    earlier: Mapping[int, ChapterSummary] = field(default_factory=dict)
 
 
 Check = Callable[[CheckInput], list[GateIssue]]
 
 #: Every check, in the order its issues are listed.
-CHECKS: list[Check] = []
+CHECKS: list[Check] = [
+    leak_check,
+    convergence_check,
+]
 
 
 def _staged_summary(store: NovelStore, n: int) -> ChapterSummary | None:
@@ -54,14 +60,20 @@ def _staged_summary(store: NovelStore, n: int) -> ChapterSummary | None:
 def check_input(store: NovelStore, n: int, text: str, evaluation: Evaluation) -> CheckInput:
     """The input of the checks for chapter ``n`` (synchronous; run it in a worker thread)."""
     source: FactsSource = store
-    return CheckInput(n, text, evaluation, _staged_summary(store, n), load_facts(source, n))
+    facts = load_facts(source, n)
+    summary = _staged_summary(store, n)
+    return CheckInput(n, text, evaluation, summary, facts, convergence_summaries(store, facts))
 
 
 def run_checks(store: NovelStore, n: int, text: str, evaluation: Evaluation) -> list[GateIssue]:
     """Every registered check on chapter ``n``'s staged ``text``; duplicates dropped, order kept."""
     if not CHECKS:
         return []
-    given = check_input(store, n, text, evaluation)
+    return run_checks_on(check_input(store, n, text, evaluation))
+
+
+def run_checks_on(given: CheckInput) -> list[GateIssue]:
+    """Every registered check on an input already read; duplicates dropped, order kept."""
     issues: list[GateIssue] = []
     for check in CHECKS:
         for issue in check(given):
@@ -70,4 +82,4 @@ def run_checks(store: NovelStore, n: int, text: str, evaluation: Evaluation) -> 
     return issues
 
 
-__all__ = ["CHECKS", "Check", "CheckInput", "check_input", "run_checks"]
+__all__ = ["CHECKS", "Check", "CheckInput", "check_input", "run_checks", "run_checks_on"]

@@ -10,17 +10,19 @@ chapter's staged notes, also read here.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
 
 from novel_desktop.agents.ports import RevisionOrder
 from novel_desktop.domain.common import iso_now
-from novel_desktop.domain.evaluation import Evaluation, Violation
+from novel_desktop.domain.evaluation import Evaluation, Violation, violation_rule_id
 from novel_desktop.domain.gate import GateDecision, GateIssue, decide
 from novel_desktop.domain.novel_ask import QuestionSpec
-from novel_desktop.pipeline.chapter_checks import run_checks
+from novel_desktop.pipeline.chapter_checks import check_input, run_checks_on
+from novel_desktop.pipeline.rule_text import rule_texts, soft_rule_ids
 from novel_desktop.storage import layout
 from novel_desktop.storage.store import NovelStore, content_hash
 
@@ -76,13 +78,20 @@ def _score(evaluation: Evaluation) -> float:
     return float(evaluation.overall if evaluation.overall is not None else evaluation.computed_overall())
 
 
-def violation_line(violation: Violation | str) -> str:
-    """One judge-listed violation as the author and the reviser read it."""
+def violation_line(violation: Violation | str, rules: Mapping[str, str] | None = None) -> str:
+    """One violation as the author and the reviser read it: the rule id, the rule's text in （）, what the
+    judge found and the quoted passage, e.g. ``W-001（灵力不可凭空恢复）：一夜之间灵力全满 原文：「…」``."""
+    rule = violation_rule_id(violation)
+    text = (rules or {}).get(rule, "") if rule else ""
     if isinstance(violation, str):
-        return violation
-    line = f"[{violation.rule_id}] {violation.description}".rstrip()
-    if violation.evidence:
-        line += f" 原文：「{violation.evidence}」"
+        if text and text not in violation:
+            rest = violation.strip().removeprefix("[").strip()[len(rule) :].lstrip("]：: ")
+            return f"{rule}（{text}）：{rest}".rstrip("：")
+        return violation.strip()
+    head = f"{violation.rule_id}（{text}）" if text else violation.rule_id
+    line = f"{head}：{violation.description.strip()}" if violation.description.strip() else head
+    if violation.evidence.strip():
+        line += f" 原文：「{violation.evidence.strip()}」"
     return line
 
 
@@ -95,16 +104,36 @@ class Verdict:
     scores: list[float]
     issues: list[GateIssue]
     decision: GateDecision
+    #: Rule id → the rule's text (world rules, character contracts, chapter objectives, LS spec).
+    rules: Mapping[str, str] = field(default_factory=dict)
+    #: The novel's soft rules: reported, never forcing a revision.
+    soft_rules: frozenset[str] | None = None
 
     @property
     def score(self) -> float:
         return min(self.scores)
 
+    def blocking_violations(self) -> list[Violation | str]:
+        """The judge's findings that force a revision (listed or only in contract_verification)."""
+        return self.evaluation.blocking_violations(self.soft_rules)
+
+    def judge_violation_lines(self) -> list[str]:
+        """The judge's blocking violations, each with its rule's text (the pipeline log's
+        ``gate_violations``; the checks in code are in ``gate_issues``)."""
+        return list(dict.fromkeys(violation_line(v, self.rules) for v in self.blocking_violations()))
+
     def violation_lines(self) -> list[str]:
         """Every blocking finding (the judge's high-confidence violations, the blocking issues found in
-        code), one readable line each with the rule it breaks."""
-        lines = [violation_line(v) for v in self.evaluation.blocking_violations()]
+        code), one readable line each with the rule it breaks and the rule's text."""
+        lines = self.judge_violation_lines()
         lines += [i.line() for i in self.issues if i.blocking]
+        return list(dict.fromkeys(lines))
+
+    def report_lines(self) -> list[str]:
+        """What the author is shown at the gate: every blocking violation with its rule, then the other
+        issues the checks in code found."""
+        lines = self.violation_lines()
+        lines += [i.line() for i in self.issues if not i.blocking]
         return list(dict.fromkeys(lines))
 
     def revision_order(self, round_: int) -> RevisionOrder:
@@ -116,7 +145,10 @@ class Verdict:
 def low_score_spec(n: int, verdict: Verdict) -> QuestionSpec:
     """Seed §6 用户审核点 "低分章节": 自动修订 / 手动改 / 接受, as a NOVEL_ASK question (the window, the CLI
     and the executor protocol ask the same)."""
-    found = verdict.evaluation.issues[:3] + [i.line() for i in verdict.issues]
+    # Each violation with the rule it breaks first, then the judge's main issues and the other findings.
+    found = list(
+        dict.fromkeys([*verdict.violation_lines(), *verdict.evaluation.issues[:3], *verdict.report_lines()])
+    )
     issues = "；".join(found) if found else verdict.decision.reason
     return QuestionSpec.model_validate(
         {
@@ -161,14 +193,16 @@ def staged_verdict(
             evaluation = second
     if text is None:
         text = store.staging(layout.chapter_path(n)) or ""
-    issues = run_checks(store, n, text, evaluation)
+    given = check_input(store, n, text, evaluation)
+    issues = run_checks_on(given)
+    soft = soft_rule_ids(given.facts)
     decision = decide(
         min(scores),
-        blocking_violations=len(evaluation.blocking_violations()),
+        blocking_violations=len(evaluation.blocking_violations(soft)),
         revisions=revisions,
         issues=issues,
     )
-    return Verdict(evaluation, scores, issues, decision)
+    return Verdict(evaluation, scores, issues, decision, rule_texts(given.facts), soft)
 
 
 __all__ = [

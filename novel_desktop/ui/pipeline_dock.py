@@ -24,7 +24,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from novel_desktop.controllers.pipeline_controller import GATE_STAGE, PipelineController, resumable_stage_name
+from novel_desktop.controllers.pipeline_controller import PipelineController, resumable_stage_name
+from novel_desktop.controllers.pipeline_events import GATE_STAGE
 from novel_desktop.i18n import tr
 from novel_desktop.ui.quality_text import GATE_DECISIONS
 
@@ -165,6 +166,7 @@ class PipelineDock(QWidget):
         p.text_reset.connect(self._on_pipeline_text_reset)
         p.usage_updated.connect(self._on_pipeline_usage_updated)
         p.gate_decided.connect(self._on_pipeline_gate_decided)
+        p.gate_issues.connect(self._on_pipeline_gate_issues)
         p.chapter_committed.connect(self._on_pipeline_chapter_committed)
         p.chapter_paused.connect(self._on_pipeline_chapter_paused)
         p.warning.connect(self._on_pipeline_warning)
@@ -318,6 +320,11 @@ class PipelineDock(QWidget):
             ),
             kind,
         )
+
+    def _on_pipeline_gate_issues(self, chapter: int, lines: list[str]) -> None:
+        # Each violation with the rule it breaks and each finding of the checks in code, one log line each.
+        for line in lines:
+            self.log(f"    · {line}", "warning")
 
     def _on_pipeline_chapter_committed(self, chapter: int) -> None:
         for step in self.steps:

@@ -50,6 +50,7 @@ from novel_desktop.ui.quality_text import (
     RISK_KINDS,
     ClickableLabel,
     chapter_title,
+    gate_findings,
     gate_path,
     muted,
     parse_evaluation,
@@ -74,6 +75,7 @@ class ChapterReportMixin:
     reason_labels: dict[str, QLabel]
     fix_labels: list[ClickableLabel]
     violation_labels: list[ClickableLabel]
+    gate_finding_labels: list[QLabel]
 
     def _build_chapter_tab(self) -> QWidget:
         page = QWidget()
@@ -143,6 +145,7 @@ class ChapterReportMixin:
         self.reason_labels = {}
         self.fix_labels = []
         self.violation_labels = []
+        self.gate_finding_labels = []
         self.evaluation = None
         content = QWidget()
         self._body = QVBoxLayout(content)
@@ -194,6 +197,8 @@ class ChapterReportMixin:
         self._add_contracts(ev)
         body.addWidget(section_label(tr("违规")))
         self._add_violations(n, ev)
+        body.addWidget(section_label(tr("门控发现（违规及所违反的规则、程序检查）")))
+        self._add_gate_findings(n)
         body.addWidget(section_label(tr("风险提示")))
         if ev.risk_flags:
             for flag in ev.risk_flags:
@@ -403,6 +408,16 @@ class ChapterReportMixin:
                 self._body.addWidget(label)
                 continue
             self._body.addWidget(self._violation(n, violation))
+
+    def _add_gate_findings(self, n: int) -> None:
+        findings = gate_findings(self.project.pipeline_log(n))
+        if not findings:
+            self._body.addWidget(muted(tr("无")))
+        for line, blocking in findings:
+            label = plain_label(("✗ " if blocking else "⚠ ") + line)
+            label.setStyleSheet(f"color: {BAD if blocking else MID};")
+            self.gate_finding_labels.append(label)
+            self._body.addWidget(label)
 
     def _violation(self, n: int, v: Violation) -> QWidget:
         confidence = tr(CONFIDENCE.get(v.confidence, v.confidence))

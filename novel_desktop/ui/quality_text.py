@@ -14,7 +14,7 @@ from PySide6.QtGui import QKeyEvent, QMouseEvent
 from PySide6.QtWidgets import QLabel, QWidget
 
 from novel_desktop.domain.evaluation import Evaluation
-from novel_desktop.domain.gate import PASS_AT, POLISH_AT
+from novel_desktop.domain.gate import PASS_AT, POLISH_AT, GateIssue
 from novel_desktop.i18n import tr
 
 #: The eight dimensions as the author reads them (seed §6.6.5 order).
@@ -187,3 +187,19 @@ def chapter_title(number: int, title: str) -> str:
     if title.startswith("第") and "章" in title[:8]:
         return title
     return f"{head} {title}"
+
+
+def gate_findings(log_data: dict[str, Any] | None) -> list[tuple[str, bool]]:
+    """What the gate saw on a committed chapter, from its pipeline log: each judge violation with the rule
+    it breaks (``gate_violations``), then each finding of the checks in code (``gate_issues``), as
+    (line, blocking) pairs."""
+    if not log_data:
+        return []
+    out = [(str(v), True) for v in log_data.get("gate_violations") or [] if str(v).strip()]
+    for raw in log_data.get("gate_issues") or []:
+        if isinstance(raw, dict):
+            issue = GateIssue.from_json(raw)
+            out.append((issue.line(), issue.blocking))
+        elif str(raw).strip():
+            out.append((str(raw), False))
+    return list(dict.fromkeys(out))
