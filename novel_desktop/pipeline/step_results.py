@@ -37,6 +37,7 @@ from novel_desktop.pipeline.executor import (
     chapter_facts,
     gate_decision,
     parse_step,
+    staged_gate,
 )
 from novel_desktop.pipeline.executor_lifecycle import (
     answers_of,
@@ -332,14 +333,14 @@ def _apply(store: NovelStore, step: Step, packet: InstructionPacket, before: str
 
 def _commit(store: NovelStore, n: int, packet: InstructionPacket) -> AdvanceResult:
     sid = f"chapter:{layout.num(n)}:commit"
-    gate = gate_decision(store, n)
-    if gate is None:
+    verdict = staged_gate(store, n)
+    if verdict is None:
         raise StepRefused(f"第 {n} 章还没有评审结果，先执行 chapter:{layout.num(n)}:judge")
     if not (store.staging(layout.chapter_path(n)) or "").strip():
         raise StepRefused(
             f"第 {n} 章暂存区里没有正文，不能提交；先执行 chapter:{layout.num(n)}:draft (no staged text)"
         )
-    decision, _ = gate
+    decision = verdict.decision
     flagged = decision.flagged
     if decision.action is GateAction.ASK_USER:
         choice = _answer(store, packet, "low_score_action")
@@ -362,6 +363,9 @@ def _commit(store: NovelStore, n: int, packet: InstructionPacket) -> AdvanceResu
         "gate_decision": "force_pass" if flagged else decision.action.value,
         "revisions": int(notes["revisions"]),
         "scores": notes["scores"],
+        # The same findings the built-in pipeline logs: the checks in code and the judge's violations.
+        "gate_issues": [i.to_json() for i in verdict.issues],
+        "gate_violations": verdict.judge_violation_lines(),
         "executor": "external",
         "total_duration_ms": 0,
         "total_cost_usd": 0.0,

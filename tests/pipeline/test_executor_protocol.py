@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from novel_desktop.cli import main
-from novel_desktop.domain.evaluation import Evaluation
 from novel_desktop.domain.novel_ask_answers import build_answer_spec
 from novel_desktop.pipeline.executor import CheckpointError, StepInvalid, StepRefused
 from novel_desktop.pipeline.executor_packets import instructions
@@ -61,21 +60,6 @@ def _make_key_chapter(store: NovelStore) -> None:
 
 
 # ---------------------------------------------------------------------------- 1. contract_verification
-def _h_gate_merged() -> bool:
-    """Whether Evaluation.blocking_violations() reads the §9.2 contract_verification (H-gate's branch)."""
-    data = json.loads(_evaluation(3, 4.5))
-    data["contract_verification"] = {
-        "l3_checks": [{"id": "C-003-1", "status": "violation", "confidence": "high"}],
-        "has_violations": True,
-    }
-    return bool(Evaluation.model_validate(data).blocking_violations())
-
-
-@pytest.mark.xfail(
-    not _h_gate_merged(),
-    reason="needs H-gate's Evaluation.blocking_violations() reading contract_verification (issue 16 point 4)",
-    strict=True,
-)
 def test_a_high_confidence_contract_check_violation_at_4_5_is_revised(
     store: NovelStore, folder: Path
 ) -> None:
