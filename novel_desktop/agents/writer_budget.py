@@ -8,10 +8,14 @@ after each:
 1. ``adjacent_memories`` — the neighbouring lines' memories are dropped.
 2. ``recent_summaries`` — the oldest recent summary is dropped, one at a time; the last chapter's stays.
 3. ``concurrent_state`` — the other lines' one-line states are dropped.
-4. ``current_state`` — the pruned state is trimmed (2,000 then 1,000 tokens, keeping its start).
-5. ``volume_outline`` — the volume outline is trimmed (1,500 then 600 tokens, keeping its start).
-6. ``storyline_memory`` — the current line's memory is trimmed (1,500 then 600 tokens, keeping its end,
-   the most recent part).
+4. ``current_state`` — the pruned state is trimmed, keeping its start (not below 1,000 tokens).
+5. ``volume_outline`` — the volume outline is trimmed, keeping its start (not below 600 tokens).
+6. ``storyline_memory`` — the current line's memory is trimmed, keeping its end, the most recent part (not
+   below 600 tokens).
+7. ``foreshadowing_tasks`` — the foreshadowing tasks are trimmed, keeping their start (not below 800).
+8. ``world_soft_rules`` — the soft rules are trimmed, keeping their start (not below 400).
+
+A trim cuts only what the prompt is over by (plus a small margin), down to the step's floor.
 
 Never cut: the chapter outline, the chapter contract, the character contracts, the world's hard rules, the
 platform profile and the AI-phrase list. Each step taken is returned as a :class:`Cut` and shows in the
@@ -50,14 +54,20 @@ class Cut:
     note: str
 
 
-def _drop(context: dict[str, str], slot: str) -> str | None:
+#: Tokens a trim takes beyond the overflow, since the estimate of the parts is not exactly additive.
+_MARGIN = 50
+
+Step = Callable[[dict[str, str], str, int], str | None]
+
+
+def _drop(context: dict[str, str], slot: str, _over: int) -> str | None:
     if not context.get(slot, "").strip():
         return None
     context[slot] = ""
     return "被预算丢弃"
 
 
-def _drop_oldest_summary(context: dict[str, str], slot: str) -> str | None:
+def _drop_oldest_summary(context: dict[str, str], slot: str, _over: int) -> str | None:
     parts = [p for p in context.get(slot, "").split("\n\n") if p.strip()]
     if len(parts) <= 1:
         return None
@@ -66,29 +76,29 @@ def _drop_oldest_summary(context: dict[str, str], slot: str) -> str | None:
     return f"被预算裁剪：去掉最早的 {first} 摘要"
 
 
-def _trimmer(limit: int, keep: str) -> Callable[[dict[str, str], str], str | None]:
-    def trim(context: dict[str, str], slot: str) -> str | None:
+def _trimmer(floor: int, keep: str) -> Step:
+    def trim(context: dict[str, str], slot: str, over: int) -> str | None:
         value = context.get(slot, "")
-        if estimate_tokens(value) <= limit:
+        now = estimate_tokens(value)
+        target = max(floor, now - over - _MARGIN)
+        if target >= now - _MARGIN:
             return None
-        context[slot] = trim_to_tokens(value, limit, keep=keep)
-        where = "后略" if keep == "start" else "前略"
-        return f"被预算裁剪至约 {limit:,} tokens（{where}）"
+        context[slot] = trim_to_tokens(value, target, keep=keep)
+        return "被预算裁剪（" + ("保留开头，后略" if keep == "start" else "保留最近的部分，前略") + "）"
 
     return trim
 
 
 #: The documented order (module docstring); each step may apply several times (summaries one by one).
-_STEPS: list[tuple[str, Callable[[dict[str, str], str], str | None]]] = [
+_STEPS: list[tuple[str, Step]] = [
     ("adjacent_memories", _drop),
     ("recent_summaries", _drop_oldest_summary),
     ("concurrent_state", _drop),
-    ("current_state", _trimmer(2_000, "start")),
     ("current_state", _trimmer(1_000, "start")),
-    ("volume_outline", _trimmer(1_500, "start")),
     ("volume_outline", _trimmer(600, "start")),
-    ("storyline_memory", _trimmer(1_500, "end")),
     ("storyline_memory", _trimmer(600, "end")),
+    ("foreshadowing_tasks", _trimmer(800, "start")),
+    ("world_soft_rules", _trimmer(400, "start")),
 ]
 
 
@@ -103,7 +113,7 @@ def fit_writer_prompt(
     cuts: dict[str, Cut] = {}
     for slot, step in _STEPS:
         while prompt.tokens > budget:
-            note = step(values, slot)
+            note = step(values, slot, prompt.tokens - budget)
             if note is None:
                 break
             after = estimate_tokens(values[slot]) if values[slot].strip() else 0
@@ -114,7 +124,7 @@ def fit_writer_prompt(
                 cuts[slot] = Cut(slot, status, first_tokens.get(slot, 0), after, _count_note(previous, note))
             prompt = render(template, values)
             if step is not _drop_oldest_summary:
-                break
+                break  # a drop or a trim is taken once; summaries go one at a time
         if prompt.tokens <= budget:
             break
     return prompt, list(cuts.values())
