@@ -54,7 +54,8 @@ def entry_lines(entry: ContextEntry) -> list[str]:
     lines.append(f"  {_pad('合计 total', label_width)}  {entry.total_tokens:>7,}{budget}")
     cut = entry.dropped
     if cut:
-        lines.append("  被预算丢弃或裁剪 dropped/trimmed: " + "；".join(f"{s.label}（{s.note}）" for s in cut))
+        what = "；".join(f"{s.label}（{s.note}）" for s in cut)
+        lines.append(f"  被预算丢弃或裁剪 dropped/trimmed: {what}")
     elif entry.budget:
         lines.append("  预算内，未丢弃任何内容 (nothing dropped)")
     return lines
