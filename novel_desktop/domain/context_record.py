@@ -128,10 +128,20 @@ class ContextEntry:
 
 
 def merge_entry(entries: Sequence[ContextEntry], entry: ContextEntry) -> list[ContextEntry]:
-    """``entries`` with ``entry`` added; an earlier prompt of the same agent and round (a retried stage after
-    a crash) is replaced, so the record shows what the model was last sent."""
+    """``entries`` with ``entry`` added, in pipeline order (round, then agent); an earlier prompt of the same
+    agent and round (a retried stage after a crash) is replaced, so the record shows what the model was last
+    sent."""
     kept = [e for e in entries if (e.agent, e.round) != (entry.agent, entry.round)]
-    return [*kept, entry]
+    return sorted([*kept, entry], key=_pipeline_order)
+
+
+#: The order of a round's prompts in the pipeline (the two judges run at once: judge, then judge2).
+_ORDER = ("writer", "reviser", "length", "summarizer", "refiner", "judge", "judge2", "polish")
+
+
+def _pipeline_order(entry: ContextEntry) -> tuple[int, int]:
+    agent = _ORDER.index(entry.agent) if entry.agent in _ORDER else len(_ORDER)
+    return entry.round, agent
 
 
 def entries_from_json(data: Any) -> list[ContextEntry]:

@@ -208,3 +208,31 @@ def _drop_context_key(novel: Path) -> None:
         con.commit()
     finally:
         con.close()
+
+
+def test_a_revision_and_the_polish_are_separate_entries_by_agent_and_round(
+    novel: Path, fake: FakeAnthropicServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.e2e.replies import judge_json
+
+    fake.script("quality_judge", judge_json(3.2), judge_json(3.7))
+    assert main(["continue", str(novel), "-n", "1", "--non-interactive"]) == 0
+    capsys.readouterr()
+    entries = _context(novel, capsys, "--chapter", "1")["entries"]
+    assert [(e["agent"], e["round"]) for e in entries] == [
+        ("writer", 0),
+        ("summarizer", 0),
+        ("refiner", 0),
+        ("judge", 0),
+        ("judge2", 0),
+        ("reviser", 1),
+        ("summarizer", 1),
+        ("refiner", 1),
+        ("judge", 1),
+        ("judge2", 1),
+        ("polish", 1),
+    ]
+    reviser = next(e for e in entries if e["agent"] == "reviser")
+    assert {s["slot"] for s in reviser["sections"]} >= {"chapter_draft", "violations", "revision_round"}
+    assert main(["context", str(novel), "--chapter", "1", "--agent", "二次润色"]) == 0
+    assert "== 二次润色 polish · 第 1 轮" in capsys.readouterr().out
