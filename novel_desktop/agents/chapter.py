@@ -16,10 +16,19 @@ from pydantic import Field
 
 from novel_desktop.agents import facts as fact_sheet
 from novel_desktop.agents.calls import call_record, structured_call, system_blocks
-from novel_desktop.agents.context import FactsSource, NovelFacts, load_facts
+from novel_desktop.agents.context import WRITER_BUDGET_TOKENS, FactsSource, NovelFacts, load_facts
+from novel_desktop.agents.context_recorder import (
+    ContextRecorder,
+    NullRecorder,
+    build_entry,
+    current_round,
+    judged_in_round,
+    recorder_for,
+)
 from novel_desktop.agents.judge import finish_evaluation
 from novel_desktop.agents.ports import AgentResult, ChapterBrief, RevisionOrder, SummaryOutput, WriteMode
 from novel_desktop.agents.templates import RenderedPrompt, render_template
+from novel_desktop.agents.writer_budget import Cut, fit_writer_prompt
 from novel_desktop.domain.common import SeedModel
 from novel_desktop.domain.evaluation import Evaluation
 from novel_desktop.domain.ledger import attributed
@@ -75,16 +84,20 @@ def split_writer_output(text: str, chapter: int, title: str = "") -> tuple[str, 
 
 
 def writer_prompt(facts: NovelFacts) -> RenderedPrompt:
-    """The ChapterWriter prompt (the benchmark measures its size too)."""
-    return render_template("chapter_writer", fact_sheet.writer_context(facts))
+    """The ChapterWriter prompt within its budget (the benchmark measures its size too)."""
+    return fit_writer_prompt(fact_sheet.writer_context(facts))[0]
 
 
 class LLMChapterAgents:
     """The agents of one novel, sharing one client; facts are read once per chapter."""
 
-    def __init__(self, store: FactsSource, client: LLMClient) -> None:
+    def __init__(
+        self, store: FactsSource, client: LLMClient, *, recorder: ContextRecorder | None = None
+    ) -> None:
         self.store = store
         self.client = client
+        #: Where each prompt's record goes (the context inspector); the novel's staging by default.
+        self.recorder = recorder if recorder is not None else recorder_for(store)
         self._facts: NovelFacts | None = None
         self._hints: dict[int, str] = {}
 
@@ -96,7 +109,30 @@ class LLMChapterAgents:
     def reading(self, source: FactsSource) -> LLMChapterAgents:
         """The same agents (same client) reading their facts from ``source``, not the novel as it is now:
         the historical rebuild gives each re-summarized chapter the novel as it was when it was written."""
-        return LLMChapterAgents(source, self.client)
+        return LLMChapterAgents(source, self.client, recorder=NullRecorder())
+
+    async def _note(
+        self,
+        facts: NovelFacts,
+        agent: str,
+        round_: int,
+        prompt: RenderedPrompt,
+        role: AgentRole,
+        cuts: list[Cut] | None = None,
+    ) -> None:
+        """Record what ``prompt`` holds for the context inspector, before the model sees it."""
+        budget = WRITER_BUDGET_TOKENS if cuts is not None else None
+        model = self.client.settings.model_for(role)
+        entry = build_entry(
+            agent, round_, prompt, role=role.value, model=model, facts=facts, cuts=cuts or (), budget=budget
+        )
+        await asyncio.to_thread(self.recorder.record, facts.chapter, entry)
+
+    async def _round(self, chapter: int) -> tuple[int, bool]:
+        """The chapter's current round and whether the judge has seen it (from the staged record)."""
+        entries = await asyncio.to_thread(self.recorder.entries, chapter)
+        round_ = current_round(entries)
+        return round_, judged_in_round(entries, round_)
 
     # ------------------------------------------------------------------ ChapterAgents
     async def brief(self, chapter: int) -> ChapterBrief:
@@ -127,10 +163,13 @@ class LLMChapterAgents:
             order = revision or RevisionOrder()
             prompt = render_template("reviser", fact_sheet.reviser_context(facts, previous, order))
             role = AgentRole.reviser
+            await self._note(facts, "reviser", order.round, prompt, role)
         else:
-            prompt = writer_prompt(facts)
+            prompt, cuts = fit_writer_prompt(fact_sheet.writer_context(facts))
             # A rewrite after a score below 2.0 goes to the stronger model (seed: ChapterWriter（Opus）).
             role = AgentRole.reviser if mode is WriteMode.REWRITE else AgentRole.chapter_writer
+            round_ = revision.round if revision is not None and mode is WriteMode.REWRITE else 0
+            await self._note(facts, "writer", round_, prompt, role, cuts)
         response = await self.client.stream(
             role,
             system=system_blocks(prompt.system_blocks),
@@ -150,6 +189,9 @@ class LLMChapterAgents:
         facts = await self._load(brief.chapter)
         context = fact_sheet.summarizer_context(facts, text, self._hints.get(brief.chapter, ""))
         prompt = render_template("summarizer", context)
+        await self._note(
+            facts, "summarizer", (await self._round(brief.chapter))[0], prompt, AgentRole.summarizer
+        )
         result = await structured_call(
             self.client, AgentRole.summarizer, prompt, SummarizerReply, what="摘要与状态补丁"
         )
@@ -186,6 +228,8 @@ class LLMChapterAgents:
         facts = await self._load(brief.chapter)
         budget = int(len(text) * MAX_CHANGE_RATIO)
         prompt = render_template("style_refiner", fact_sheet.refiner_context(facts, text, budget))
+        round_, judged = await self._round(brief.chapter)
+        await self._note(facts, "polish" if judged else "refiner", round_, prompt, AgentRole.style_refiner)
         return await structured_call(
             self.client, AgentRole.style_refiner, prompt, RefineEdits, what="润色修改清单"
         )
@@ -195,6 +239,8 @@ class LLMChapterAgents:
         facts = await self._load(brief.chapter)
         prompt = render_template("quality_judge", fact_sheet.judge_context(facts, text))
         role = AgentRole.judge_secondary if secondary else AgentRole.quality_judge
+        round_ = (await self._round(brief.chapter))[0]
+        await self._note(facts, "judge2" if secondary else "judge", round_, prompt, role)
         result = await structured_call(self.client, role, prompt, Evaluation, what="评审结果")
         if result.value is not None:
             result.value = finish_evaluation(result.value, brief.chapter)

@@ -23,10 +23,12 @@ literal ``{name}`` is written ``{{name}}``. Values are substituted in one pass: 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from novel_desktop.agents.context import estimate_tokens
 from novel_desktop.paths import prompts_dir
 
 __all__ = [
@@ -38,6 +40,7 @@ __all__ = [
     "MissingSlotError",
     "PromptTemplate",
     "RenderedPrompt",
+    "SlotTokens",
     "TemplateError",
     "TemplateFormatError",
     "UnfilledSlotError",
@@ -134,11 +137,27 @@ class PromptTemplate:
 
 
 @dataclass(frozen=True)
+class SlotTokens:
+    """One filled slot of a rendered prompt: its value's token estimate times the template's uses of it."""
+
+    slot: str
+    tokens: int
+    uses: int = 1
+
+
+@dataclass(frozen=True)
 class RenderedPrompt:
-    """A rendered prompt: system blocks to send in order (each a cache breakpoint) and the user message."""
+    """A rendered prompt: system blocks to send in order (each a cache breakpoint) and the user message.
+
+    :func:`render` also keeps the template's name, each slot's rendered value and how many times the template
+    uses it, so :meth:`slot_tokens` can say what each part of the prompt costs (the context inspector)."""
 
     system_blocks: list[str]
     user: str
+    template: str = ""
+    #: Each slot's value as sent (blank values as :data:`EMPTY_VALUE`), in the order the template uses them.
+    values: Mapping[str, str] = field(default_factory=dict)
+    uses: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def system_text(self) -> str:
@@ -149,6 +168,19 @@ class RenderedPrompt:
     def text(self) -> str:
         """The whole prompt as one string (for token estimates and logs)."""
         return self.system_text + "\n\n" + self.user
+
+    @property
+    def tokens(self) -> int:
+        """The whole prompt's token estimate (:func:`novel_desktop.agents.context.estimate_tokens`)."""
+        return estimate_tokens(self.text)
+
+    def slot_tokens(self) -> list[SlotTokens]:
+        """Each slot's share of the prompt, in template order; the rest of :attr:`tokens` (``tokens`` minus
+        their sum) is the template's own words."""
+        return [
+            SlotTokens(slot, estimate_tokens(value) * self.uses.get(slot, 1), self.uses.get(slot, 1))
+            for slot, value in self.values.items()
+        ]
 
 
 def _slot_names(text: str) -> list[str]:
@@ -267,7 +299,15 @@ def render(
             raise TypeError(f"模板 {template.name} 的变量 {slot} 必须是字符串，实际是 {type(value).__name__}")
         values[slot] = value.strip() or EMPTY_VALUE
     blocks = [_fill(template.name, section, values) for section in template.system_sections]
-    return RenderedPrompt(system_blocks=blocks, user=_fill(template.name, template.user, values))
+    uses = Counter(name for part in [*template.system_sections, template.user] for name in _slot_names(part))
+    ordered = {slot: values[slot] for slot in uses}
+    return RenderedPrompt(
+        system_blocks=blocks,
+        user=_fill(template.name, template.user, values),
+        template=template.name,
+        values=ordered,
+        uses=dict(uses),
+    )
 
 
 def render_template(

@@ -15,6 +15,7 @@ from typing import Any, TextIO
 from novel_desktop import __version__
 from novel_desktop.cli import ask as ask_cmds
 from novel_desktop.cli import blacklist as blacklist_cmds
+from novel_desktop.cli import context as context_cmds
 from novel_desktop.cli import cost as cost_cmds
 from novel_desktop.cli import demo as demo_cmds
 from novel_desktop.cli import draft as draft_cmds
@@ -78,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     rollback_cmds.register(subparsers)
     rebuild_cmds.register(subparsers)
     cost_cmds.register(subparsers)
+    context_cmds.register(subparsers)
     return parser
 
 

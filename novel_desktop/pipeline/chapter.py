@@ -31,6 +31,7 @@ from novel_desktop.domain.ledger import attributed
 from novel_desktop.domain.refine import apply_edits
 from novel_desktop.domain.text import count_chars
 from novel_desktop.pipeline.commit_documents import stage_commit_documents
+from novel_desktop.pipeline.context_records import staged_context
 from novel_desktop.pipeline.events import (
     ChapterCommitted,
     ChapterStarted,
@@ -476,6 +477,7 @@ class ChapterPipeline:
             "refine_edits": notes.get("refine_log", []),
             "gate_issues": notes.get("gate_issues", []),
             "gate_violations": notes.get("gate_violations", []),
+            "context": await db(staged_context, self.store, n),
             "total_duration_ms": sum(int(s["duration_ms"]) for s in notes["stages"]),
             "total_cost_usd": round(cost, 6),
         }

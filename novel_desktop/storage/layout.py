@@ -62,6 +62,12 @@ def log_path(n: int) -> str:
     return f"logs/chapter-{num(n)}-log.json"
 
 
+def context_path(n: int) -> str:
+    """Staging key of what each agent's prompt held for the chapter in flight (the context inspector); the
+    commit keeps it in the chapter's pipeline log under ``context``."""
+    return f"logs/chapter-{num(n)}-context.json"
+
+
 def memory_path(storyline_id: str) -> str:
     return f"storylines/{storyline_id}/memory.md"
 

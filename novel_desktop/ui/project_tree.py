@@ -398,6 +398,8 @@ class ProjectTree(QWidget):
     edit_requested = Signal(str, str)
     #: 回滚到此章: remove every chapter after this one (the rollback flow confirms first).
     rollback_requested = Signal(int)
+    #: 查看上下文… on a chapter: what each agent's prompt held (the context inspector).
+    context_requested = Signal(int)
 
     def __init__(self, project: ProjectController, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -481,7 +483,8 @@ class ProjectTree(QWidget):
             menu.popup(self.view.viewport().mapToGlobal(pos))
 
     def context_menu(self, index: _ModelIndex) -> QMenu | None:
-        """The row's menu: 修改… for a character, storyline or rule; 回滚到此章 for a committed chapter."""
+        """The row's menu: 修改… for a character, storyline or rule; 回滚到此章 for a committed chapter and
+        查看上下文… for any chapter."""
         if self.project.readonly:
             return None
         node = self.model.node(index)
@@ -490,11 +493,15 @@ class ProjectTree(QWidget):
         if target is not None:
             action = menu.addAction(tr("修改…"))
             action.triggered.connect(lambda _checked=False: self.edit_requested.emit(*target))
-        elif node.kind == CHAPTER and int(node.key) in {c.number for c in self.project.chapters()}:
+        elif node.kind == CHAPTER:
             number = int(node.key)
-            action = menu.addAction(tr("回滚到此章…"))
-            action.setObjectName("RollbackAction")
-            action.triggered.connect(lambda _checked=False: self.rollback_requested.emit(number))
+            if number in {c.number for c in self.project.chapters()}:
+                action = menu.addAction(tr("回滚到此章…"))
+                action.setObjectName("RollbackAction")
+                action.triggered.connect(lambda _checked=False: self.rollback_requested.emit(number))
+            context = menu.addAction(tr("查看上下文…"))
+            context.setObjectName("ContextAction")
+            context.triggered.connect(lambda _checked=False: self.context_requested.emit(number))
         else:
             menu.deleteLater()
             return None

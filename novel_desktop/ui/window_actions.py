@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QDockWidget, QMainWindow, QMenu, QToolBar
 from novel_desktop.i18n import tr
 from novel_desktop.paths import user_config_dir
 from novel_desktop.ui.flows.author_lists import install as install_author_lists
+from novel_desktop.ui.flows.context import ContextFlows
 from novel_desktop.ui.flows.rollback import RollbackFlows
 from novel_desktop.ui.flows.setting_edits import SettingEditFlows
 
@@ -176,6 +177,7 @@ class WindowActions(QMainWindow):
         self.story.fill_menu(self.story_menu)
         self.setting_edits = SettingEditFlows(self)  # 修改世界规则/角色/故事线/卷大纲 (the forms)
         self.rollback_flows = RollbackFlows(self)  # type: ignore[arg-type]  # 回滚到此章, 已移除的章节
+        self.context_flows = ContextFlows(self)  # type: ignore[arg-type]  # 上下文检查
 
         view_menu = bar.addMenu(tr("视图"))
         view_menu.addActions(

@@ -92,3 +92,59 @@ def test_writer_prompt_at_chapter_500_of_a_huge_novel_fits_the_budget() -> None:
     assert len(lines) == 8
     assert all(len(ln) <= 80 for ln in lines)
     print(f"writer prompt at chapter 500 of a huge novel: {tokens} tokens (budget {WRITER_BUDGET_TOKENS})")
+
+
+def test_the_budget_cuts_in_the_documented_order_and_never_touches_the_protected_slots() -> None:
+    from novel_desktop.agents import facts as fact_sheet
+    from novel_desktop.agents.writer_budget import PROTECTED_SLOTS, fit_writer_prompt
+
+    facts = _huge_facts(500)
+    facts.memories["main_arc"] = "主线记忆很长的一段。" * 4_000  # ~40K tokens: far over the budget
+    context = fact_sheet.writer_context(facts)
+    prompt, cuts = fit_writer_prompt(context)
+    assert estimate_tokens(prompt.text) <= WRITER_BUDGET_TOKENS
+    assert [c.slot for c in cuts] == [
+        "adjacent_memories",
+        "recent_summaries",
+        "concurrent_state",
+        "volume_outline",
+        "storyline_memory",
+    ]
+    by_slot = {c.slot: c for c in cuts}
+    assert by_slot["adjacent_memories"].status == "dropped"
+    assert by_slot["recent_summaries"].status == "trimmed"  # the last chapter's summary stays
+    assert "第499章" in prompt.values["recent_summaries"]
+    assert "第497章" not in prompt.values["recent_summaries"]
+    assert by_slot["storyline_memory"].before > 30_000 and by_slot["storyline_memory"].after >= 600
+    # Only what the prompt was over by was cut: it ends just under the budget, not far below it.
+    assert estimate_tokens(prompt.text) > WRITER_BUDGET_TOKENS - 500
+    assert prompt.values["storyline_memory"].startswith("……（前略）")  # the most recent part is kept
+    for slot in PROTECTED_SLOTS:
+        assert prompt.values[slot] == (context[slot].strip() or "（无）")
+    # Section tokens and the template's own words add up to the prompt's estimate.
+    shares = prompt.slot_tokens()
+    assert sum(s.tokens for s in shares) < prompt.tokens
+
+
+def test_a_prompt_within_budget_is_sent_as_assembled() -> None:
+    from novel_desktop.agents import facts as fact_sheet
+    from novel_desktop.agents.writer_budget import fit_writer_prompt
+
+    facts = _huge_facts(500)
+    context = fact_sheet.writer_context(facts)
+    prompt, cuts = fit_writer_prompt(context)
+    assert cuts == []
+    assert prompt.values["adjacent_memories"] == context["adjacent_memories"].strip()
+
+
+def test_cutting_stops_as_soon_as_the_prompt_fits() -> None:
+    from novel_desktop.agents import facts as fact_sheet
+    from novel_desktop.agents.writer_budget import fit_writer_prompt
+
+    facts = _huge_facts(500)
+    context = fact_sheet.writer_context(facts)
+    full = fit_writer_prompt(context)[0].tokens
+    adjacent = estimate_tokens(context["adjacent_memories"])
+    prompt, cuts = fit_writer_prompt(context, budget=full - adjacent // 2)
+    assert [c.slot for c in cuts] == ["adjacent_memories"]
+    assert prompt.tokens <= full - adjacent // 2

@@ -283,6 +283,8 @@ def test_english_catalogue_covers_the_window(qtbot: QtBot) -> None:
         "find_replace",
         "novel_banner",
         "flows/stale",
+        "flows/context",
+        "context_dialog",
     ]
     for name in sources:
         text = (Path(__file__).resolve().parents[2] / "novel_desktop" / "ui" / f"{name}.py").read_text(

@@ -43,7 +43,7 @@ def _trigger_rollback(window: MainWindow, number: int) -> None:
 def test_the_chapter_menu_rolls_back_after_a_confirmation(
     window: MainWindow, alerts: RecordingAlerts
 ) -> None:
-    assert _menu_texts(window, 4) == ["回滚到此章…"]
+    assert _menu_texts(window, 4) == ["回滚到此章…", "查看上下文…"]
     window.open_chapter(5)
     window.open_chapter(6)
     tab6 = window.chapter_tab(6)

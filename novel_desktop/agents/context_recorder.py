@@ -1,0 +1,155 @@
+"""Recording what each chapter agent's prompt held (the context inspector, issue 16 point 7).
+
+The chapter agents hand every rendered prompt to a :class:`ContextRecorder` before calling the model. The
+novel's recorder (:class:`StagedContextRecorder`) stages the chapter's entries as
+``logs/chapter-NNN-context.json`` (:func:`novel_desktop.storage.layout.context_path`), so the chapter in
+flight can be inspected; the pipeline's commit moves them into the chapter's pipeline log. Agents reading
+another source (the historical rebuild) record nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Sequence
+from typing import Protocol
+
+from novel_desktop.agents.context import NovelFacts
+from novel_desktop.agents.context_why import reasons, slot_label
+from novel_desktop.agents.templates import RenderedPrompt
+from novel_desktop.agents.writer_budget import Cut
+from novel_desktop.domain.common import iso_now
+from novel_desktop.domain.context_record import (
+    TEMPLATE_SECTION,
+    ContextEntry,
+    ContextSection,
+    entries_from_json,
+    merge_entry,
+)
+from novel_desktop.storage import layout
+from novel_desktop.storage.store import NovelStore
+
+#: The agents whose prompt starts a round (a draft, a rewrite, a revision).
+_WRITING_AGENTS = ("writer", "reviser")
+
+
+def build_entry(
+    agent: str,
+    round_: int,
+    prompt: RenderedPrompt,
+    *,
+    role: str,
+    model: str,
+    facts: NovelFacts | None,
+    cuts: Sequence[Cut] = (),
+    budget: int | None = None,
+) -> ContextEntry:
+    """The record of one prompt: a section per filled slot plus the template's own words, whose tokens add
+    up to the prompt's estimate; the budget's cuts marked on their sections."""
+    shares = prompt.slot_tokens()
+    why = reasons(facts, [s.slot for s in shares])
+    by_slot = {c.slot: c for c in cuts}
+    total = prompt.tokens
+    sections = [
+        ContextSection(
+            TEMPLATE_SECTION, slot_label(TEMPLATE_SECTION), total - sum(s.tokens for s in shares),
+            reasons(None, [TEMPLATE_SECTION])[TEMPLATE_SECTION],
+        )
+    ]  # fmt: skip
+    for share in shares:
+        cut = by_slot.get(share.slot)
+        note = ""
+        if cut is not None:
+            note = f"{cut.note}：原 {cut.before:,} tokens" + (f"，现 {cut.after:,}" if cut.after else "")
+        sections.append(
+            ContextSection(
+                share.slot,
+                slot_label(share.slot),
+                share.tokens,
+                why.get(share.slot, ""),
+                cut.status if cut is not None else "",
+                note,
+            )
+        )
+    return ContextEntry(
+        agent=agent,
+        round=round_,
+        template=prompt.template,
+        role=role,
+        model=model,
+        sections=tuple(sections),
+        total_tokens=total,
+        budget=budget,
+        recorded_at=iso_now(),
+    )
+
+
+class ContextRecorder(Protocol):
+    """Where the chapter agents put each prompt's record."""
+
+    def record(self, chapter: int, entry: ContextEntry) -> None: ...
+
+    def entries(self, chapter: int) -> list[ContextEntry]: ...
+
+
+class NullRecorder:
+    """Records nothing (agents reading the novel as it was, test doubles)."""
+
+    def record(self, chapter: int, entry: ContextEntry) -> None:
+        return None
+
+    def entries(self, chapter: int) -> list[ContextEntry]:
+        return []
+
+
+class StagedContextRecorder:
+    """Stages the chapter's entries in the novel, next to its other staged outputs."""
+
+    def __init__(self, store: NovelStore) -> None:
+        self.store = store
+        # Summarizer and refiner, and the two judges, record at once: one read-merge-write at a time.
+        self._lock = threading.Lock()
+
+    def entries(self, chapter: int) -> list[ContextEntry]:
+        raw = self.store.staging(layout.context_path(chapter))
+        if not raw:
+            return []
+        try:
+            return entries_from_json(json.loads(raw))
+        except json.JSONDecodeError:
+            return []
+
+    def record(self, chapter: int, entry: ContextEntry) -> None:
+        with self._lock:
+            entries = merge_entry(self.entries(chapter), entry)
+            body = json.dumps([e.to_json() for e in entries], ensure_ascii=False, indent=1)
+            self.store.put_staging(layout.context_path(chapter), body, chapter=chapter)
+
+
+def recorder_for(source: object) -> ContextRecorder:
+    """The novel's recorder when the agents read a writable novel, else one that records nothing."""
+    if isinstance(source, NovelStore) and not source.readonly:
+        return StagedContextRecorder(source)
+    return NullRecorder()
+
+
+def current_round(entries: Sequence[ContextEntry]) -> int:
+    """The round the chapter is in: the last writer's or reviser's (0 for the first draft)."""
+    rounds = [e.round for e in entries if e.agent in _WRITING_AGENTS]
+    return rounds[-1] if rounds else 0
+
+
+def judged_in_round(entries: Sequence[ContextEntry], round_: int) -> bool:
+    """Whether the judge already saw this round's text (a refiner call after it is the polish)."""
+    return any(e.agent == "judge" and e.round == round_ for e in entries)
+
+
+__all__ = [
+    "ContextRecorder",
+    "NullRecorder",
+    "StagedContextRecorder",
+    "build_entry",
+    "current_round",
+    "judged_in_round",
+    "recorder_for",
+]

@@ -1,0 +1,238 @@
+"""``novel context`` (issue 16 point 7): after chapters run against the fake Messages API, each agent's prompt
+record lists its sections with token counts that add up to the total and match what the model was sent; a
+novel whose context is over the writer's budget gets a writer prompt under it, and the record says what the
+budget cut; the chapter in flight can be inspected; bad input exits 1."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from novel_desktop.agents.context import WRITER_BUDGET_TOKENS, estimate_tokens
+from novel_desktop.cli import main
+from novel_desktop.storage.store import NovelStore
+from tests.fakes.anthropic_server import FakeAnthropicServer, RecordedRequest, Reply
+
+OUTLINE = """# 第一卷 入山
+
+## 第1章 雨夜
+
+林枫在雨夜里埋葬了爷爷，发现爷爷留下的残玉。
+
+## 第2章 山门
+
+林枫持残玉上苍梧宗，守门弟子以年龄拒收。
+
+## 第3章 木牌
+
+执事验玉后发给考核木牌，木牌背面与残玉同纹。
+"""
+
+
+@pytest.fixture
+def novel(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    path = tmp_path / "新书.novel"
+    outline = tmp_path / "outline.md"
+    outline.write_text(OUTLINE, encoding="utf-8")
+    assert main(["init", str(path), "--title", "青石问道", "--genre", "玄幻"]) == 0
+    assert main(["outline", "set", str(path), "--volume", "1", str(outline)]) == 0
+    capsys.readouterr()
+    return path
+
+
+def _prompt_text(request: RecordedRequest) -> str:
+    """The prompt as the agent rendered it: the system blocks, then the first user message."""
+    system = request.body.get("system") or []
+    blocks = [b["text"] for b in system] if isinstance(system, list) else [str(system)]
+    user = request.body["messages"][0]["content"]
+    if isinstance(user, list):
+        user = "\n\n".join(part["text"] for part in user if part.get("type") == "text")
+    return "\n\n".join(blocks) + "\n\n" + user
+
+
+def _context(novel: Path, capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
+    assert main(["context", str(novel), *args, "--json"]) == 0
+    data: dict[str, Any] = json.loads(capsys.readouterr().out)
+    return data
+
+
+def test_the_writer_record_lists_its_sections_and_they_add_up_to_the_prompt_sent(
+    novel: Path, fake: FakeAnthropicServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["continue", str(novel), "-n", "2", "--non-interactive"]) == 0
+    capsys.readouterr()
+    data = _context(novel, capsys, "--chapter", "2", "--agent", "writer")
+    assert data["in_flight"] is False
+    [writer] = data["entries"]
+    assert (writer["agent"], writer["round"], writer["role"]) == ("writer", 0, "chapter_writer")
+    assert writer["budget"] == WRITER_BUDGET_TOKENS
+    sections = {s["slot"]: s for s in writer["sections"]}
+    assert sum(s["tokens"] for s in writer["sections"]) == writer["total_tokens"]
+    # The total is the estimate of the prompt the model received for chapter 2.
+    sent = _prompt_text(fake.requests_for("chapter_writer")[1])
+    assert writer["total_tokens"] == estimate_tokens(sent)
+    assert "守门弟子以年龄拒收" in sent
+    assert sections["chapter_outline"]["tokens"] >= estimate_tokens(
+        "林枫持残玉上苍梧宗，守门弟子以年龄拒收。"
+    )
+    assert sections["chapter_outline"]["label"] == "本章大纲"
+    assert sections["recent_summaries"]["why"] == "近 1 章摘要（第 1 章）"
+    assert not [s for s in writer["sections"] if s.get("status")]  # nothing over budget here
+
+    # Every agent of the chapter has its record: chapter 1 opens the volume, so it was judged twice.
+    all_agents = _context(novel, capsys, "--chapter", "1")
+    assert [e["agent"] for e in all_agents["entries"]] == [
+        "writer",
+        "summarizer",
+        "refiner",
+        "judge",
+        "judge2",
+    ]
+    for entry in all_agents["entries"]:
+        assert sum(s["tokens"] for s in entry["sections"]) == entry["total_tokens"]
+    judge2 = all_agents["entries"][-1]
+    assert judge2["role"] == "judge_secondary" and judge2["model"]
+
+    # The table a person reads: per section its tokens and why, the total against the budget.
+    assert main(["context", str(novel), "--chapter", "2", "--agent", "写作"]) == 0
+    out = capsys.readouterr().out
+    assert "== 写作 writer" in out
+    assert "本章大纲" in out and "近 1 章摘要（第 1 章）" in out
+    assert f"预算 budget {WRITER_BUDGET_TOKENS:,}" in out
+    assert "预算内，未丢弃任何内容" in out
+
+
+def test_a_novel_over_the_writer_budget_gets_a_prompt_under_it_and_the_record_says_what_was_cut(
+    novel: Path, fake: FakeAnthropicServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = [{"id": "main", "name": "主线", "type": "main_arc", "status": "active"}] + [
+        {"id": f"side-{i}", "name": f"支线{i}", "type": "faction_conflict", "status": "active"}
+        for i in range(3)
+    ]
+    schedule = {
+        "volume": 1,
+        "active_storylines": [{"storyline_id": "main", "volume_role": "primary"}]
+        + [{"storyline_id": f"side-{i}", "volume_role": "secondary"} for i in range(3)],
+    }
+    with NovelStore.open(novel) as store:
+        store.put_documents(
+            {
+                "storylines/storylines.json": json.dumps({"storylines": lines}, ensure_ascii=False),
+                "volumes/vol-01/storyline-schedule.json": json.dumps(schedule, ensure_ascii=False),
+                # The current line's memory alone is ~40K tokens: far over the 25K budget.
+                "storylines/main/memory.md": "最早的记忆开头。"
+                + "林枫在山中修炼，记下每一日的所得。" * 2_300
+                + "最近的记忆结尾。",
+                **{f"storylines/side-{i}/memory.md": f"支线{i}的记忆。" * 300 for i in range(3)},
+            }
+        )
+    assert main(["continue", str(novel), "-n", "1", "--non-interactive"]) == 0
+    capsys.readouterr()
+    sent = _prompt_text(fake.requests_for("chapter_writer")[0])
+    assert estimate_tokens(sent) <= WRITER_BUDGET_TOKENS
+    assert "最近的记忆结尾" in sent and "最早的记忆开头" not in sent
+    assert "支线1的记忆" not in sent
+    assert "林枫在雨夜里埋葬了爷爷" in sent  # the chapter outline is never cut
+
+    [writer] = _context(novel, capsys, "--chapter", "1", "--agent", "writer")["entries"]
+    assert writer["total_tokens"] == estimate_tokens(sent) <= WRITER_BUDGET_TOKENS
+    cut = {s["slot"]: s for s in writer["sections"] if s.get("status")}
+    assert cut["adjacent_memories"]["status"] == "dropped"
+    assert "side-0（本卷日程：secondary）" in cut["adjacent_memories"]["why"]
+    assert cut["storyline_memory"]["status"] == "trimmed"
+    assert "前略" in cut["storyline_memory"]["note"]
+    assert "chapter_outline" not in cut and "chapter_contract" not in cut
+
+    assert main(["context", str(novel), "--chapter", "1", "--agent", "writer"]) == 0
+    out = capsys.readouterr().out
+    assert "被预算丢弃或裁剪" in out and "相邻线记忆" in out and "[已丢弃]" in out and "[已裁剪]" in out
+
+
+def test_the_chapter_in_flight_shows_what_its_agents_were_sent_so_far(
+    novel: Path, fake: FakeAnthropicServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake.script("quality_judge", Reply.malformed_json(), Reply.malformed_json())
+    assert main(["continue", str(novel), "-n", "1", "--non-interactive"]) != 0
+    capsys.readouterr()
+    data = _context(novel, capsys, "--chapter", "1")
+    assert data["in_flight"] is True
+    assert [e["agent"] for e in data["entries"]][:3] == ["writer", "summarizer", "refiner"]
+    assert "judge" in [e["agent"] for e in data["entries"]]
+    assert main(["context", str(novel), "--chapter", "1"]) == 0
+    assert "写作中 in flight" in capsys.readouterr().out
+
+
+def test_bad_input_exits_1_with_a_clear_message(
+    novel: Path, fake: FakeAnthropicServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["context", str(novel), "--chapter", "1"]) == 1
+    assert "第 1 章还没有写" in capsys.readouterr().err
+    assert main(["continue", str(novel), "-n", "1", "--non-interactive"]) == 0
+    capsys.readouterr()
+    assert main(["context", str(novel), "--chapter", "9"]) == 1
+    assert "第 9 章还没有写" in capsys.readouterr().err
+    assert main(["context", str(novel), "--chapter", "1", "--agent", "editor"]) == 1
+    err = capsys.readouterr().err
+    assert "没有这个智能体：editor" in err and "writer" in err
+    assert main(["context", str(novel), "--chapter", "1", "--agent", "reviser"]) == 1
+    assert "没有 reviser 的提示词记录" in capsys.readouterr().err
+    assert main(["context", str(novel), "--chapter", "0"]) == 1
+
+
+def test_a_chapter_written_before_the_records_existed_says_so(
+    novel: Path, fake: FakeAnthropicServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["continue", str(novel), "-n", "1", "--non-interactive"]) == 0
+    capsys.readouterr()
+    with NovelStore.open(novel) as store:
+        log = store.pipeline_log(1)
+        assert log is not None and log["context"]
+    # A log without the key is what every chapter committed before this version has.
+    _drop_context_key(novel)
+    assert main(["context", str(novel), "--chapter", "1"]) == 0
+    assert "没有上下文记录" in capsys.readouterr().out
+
+
+def _drop_context_key(novel: Path) -> None:
+    import sqlite3
+
+    con = sqlite3.connect(novel)
+    try:
+        (content,) = con.execute("select content from pipeline_logs where chapter = 1").fetchone()
+        log = json.loads(content)
+        del log["context"]
+        con.execute("update pipeline_logs set content = ? where chapter = 1", (json.dumps(log),))
+        con.commit()
+    finally:
+        con.close()
+
+
+def test_a_revision_and_the_polish_are_separate_entries_by_agent_and_round(
+    novel: Path, fake: FakeAnthropicServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.e2e.replies import judge_json
+
+    fake.script("quality_judge", judge_json(3.2), judge_json(3.7))
+    assert main(["continue", str(novel), "-n", "1", "--non-interactive"]) == 0
+    capsys.readouterr()
+    entries = _context(novel, capsys, "--chapter", "1")["entries"]
+    assert [(e["agent"], e["round"]) for e in entries] == [
+        ("writer", 0),
+        ("summarizer", 0),
+        ("refiner", 0),
+        ("judge", 0),
+        ("judge2", 0),
+        ("reviser", 1),
+        ("summarizer", 1),
+        ("refiner", 1),
+        ("judge", 1),
+        ("judge2", 1),
+        ("polish", 1),
+    ]
+    reviser = next(e for e in entries if e["agent"] == "reviser")
+    assert {s["slot"] for s in reviser["sections"]} >= {"chapter_draft", "violations", "revision_round"}
+    assert main(["context", str(novel), "--chapter", "1", "--agent", "二次润色"]) == 0
+    assert "== 二次润色 polish · 第 1 轮" in capsys.readouterr().out
