@@ -17,6 +17,7 @@ from pydantic import Field
 from novel_desktop.agents import facts as fact_sheet
 from novel_desktop.agents.calls import call_record, structured_call, system_blocks
 from novel_desktop.agents.context import FactsSource, NovelFacts, load_facts
+from novel_desktop.agents.continuation import MAX_CONTINUATIONS, stream_whole
 from novel_desktop.agents.judge import finish_evaluation
 from novel_desktop.agents.ports import AgentResult, ChapterBrief, RevisionOrder, SummaryOutput, WriteMode
 from novel_desktop.agents.templates import RenderedPrompt, render_template
@@ -24,6 +25,7 @@ from novel_desktop.domain.common import SeedModel
 from novel_desktop.domain.evaluation import Evaluation
 from novel_desktop.domain.ledger import attributed
 from novel_desktop.domain.outline import section_title
+from novel_desktop.domain.platforms import platform_profile, writer_max_tokens
 from novel_desktop.domain.refine import MAX_CHANGE_RATIO, RefineEdits
 from novel_desktop.domain.summary import ChapterSummary
 from novel_desktop.llm.client import LLMClient
@@ -131,19 +133,24 @@ class LLMChapterAgents:
             prompt = writer_prompt(facts)
             # A rewrite after a score below 2.0 goes to the stronger model (seed: ChapterWriter（Opus）).
             role = AgentRole.reviser if mode is WriteMode.REWRITE else AgentRole.chapter_writer
-        response = await self.client.stream(
+        what = "正文" if mode is WriteMode.DRAFT else "修订稿"
+        text, calls = await stream_whole(
+            self.client,
             role,
             system=system_blocks(prompt.system_blocks),
-            messages=[{"role": "user", "content": prompt.user}],
+            user=prompt.user,
+            max_tokens=writer_max_tokens(platform_profile(facts.platform)),
             on_text=on_text,
-            on_restart=on_reset,
+            on_reset=on_reset,
+            record=functools.partial(call_record, self.client),
+            truncated_message=(
+                f"截断：第 {brief.chapter} 章{what}连续 {1 + MAX_CONTINUATIONS} 次达到输出长度上限，未提交；"
+                "可缩短本章大纲或调低平台字数目标后重试 (the chapter text was cut off at the output limit)"
+            ),
         )
-        warnings = []
-        if response.truncated:
-            warnings.append(f"第 {brief.chapter} 章正文达到输出长度上限，结尾可能不完整")
-        body, hints = split_writer_output(response.text, brief.chapter, brief.title)
+        body, hints = split_writer_output(text, brief.chapter, brief.title)
         self._hints[brief.chapter] = hints
-        return AgentResult(body, [call_record(self.client, response)], warnings)
+        return AgentResult(body, calls)
 
     @_on_chapter
     async def summarize(self, brief: ChapterBrief, text: str) -> AgentResult[SummaryOutput]:

@@ -23,6 +23,7 @@ from novel_desktop.agents.ports import (
     CallRecord,
     ChapterAgents,
     ChapterBrief,
+    DraftTruncated,
     RevisionOrder,
     WriteMode,
 )
@@ -282,14 +283,19 @@ class ChapterPipeline:
         await self._stage(n, "drafting", rewriting=rewriting)
         self._emit(StageStarted(n, stage))
         started = time.monotonic()
-        result = await self.agents.write(
-            brief,
-            mode=mode,
-            previous=previous,
-            revision=revision,
-            on_text=lambda t: self._emit(TextDelta(n, stage, t)),
-            on_reset=lambda: self._emit(TextReset(n, stage)),
-        )
+        try:
+            result = await self.agents.write(
+                brief,
+                mode=mode,
+                previous=previous,
+                revision=revision,
+                on_text=lambda t: self._emit(TextDelta(n, stage, t)),
+                on_reset=lambda: self._emit(TextReset(n, stage)),
+            )
+        except DraftTruncated as exc:  # nothing of a cut-off text is staged; the stage stays "drafting"
+            self._record(n, notes, stage, exc.calls, started)
+            await self._save_notes(n, notes)
+            raise PipelineError(exc.message) from None
         self._warn(n, outcome.warnings, result)
         if not result.value or not result.value.strip():
             raise PipelineError(f"第 {n} 章写作阶段没有产出正文 (the writer returned no text)")
