@@ -25,7 +25,7 @@ from novel_desktop.domain.common import SeedModel
 from novel_desktop.domain.evaluation import Evaluation
 from novel_desktop.domain.ledger import attributed
 from novel_desktop.domain.outline import section_title
-from novel_desktop.domain.platforms import platform_profile, writer_max_tokens
+from novel_desktop.domain.platforms import body_chars, length_task, platform_profile, writer_max_tokens
 from novel_desktop.domain.refine import MAX_CHANGE_RATIO, RefineEdits
 from novel_desktop.domain.summary import ChapterSummary
 from novel_desktop.llm.client import LLMClient
@@ -197,11 +197,24 @@ class LLMChapterAgents:
         )
 
     @_on_chapter
+    async def fit_length(self, brief: ChapterBrief, text: str) -> AgentResult[RefineEdits]:
+        """Edits that expand or tighten ``text`` into the platform's length range (no call inside it)."""
+        facts = await self._load(brief.chapter)
+        task = length_task(platform_profile(facts.platform), body_chars(text))
+        if not task:
+            return AgentResult(RefineEdits())
+        prompt = render_template("length_editor", fact_sheet.length_editor_context(facts, text, task))
+        return await structured_call(
+            self.client, AgentRole.style_refiner, prompt, RefineEdits, what="字数调整修改清单"
+        )
+
+    @_on_chapter
     async def judge(self, brief: ChapterBrief, text: str, *, secondary: bool) -> AgentResult[Evaluation]:
         facts = await self._load(brief.chapter)
         prompt = render_template("quality_judge", fact_sheet.judge_context(facts, text))
         role = AgentRole.judge_secondary if secondary else AgentRole.quality_judge
         result = await structured_call(self.client, role, prompt, Evaluation, what="评审结果")
         if result.value is not None:
-            result.value = finish_evaluation(result.value, brief.chapter)
+            weights = platform_profile(facts.platform).weights
+            result.value = finish_evaluation(result.value, brief.chapter, weights)
         return result

@@ -136,6 +136,15 @@ class ChapterAgents(Protocol):
 
 
 @runtime_checkable
+class FitsLength(Protocol):
+    """Chapter agents that can bring a draft outside the platform's length range into it by edits (one
+    pass, issue 16 point 2). Agents without it (test doubles) skip the pass; the gate still reports the
+    length."""
+
+    async def fit_length(self, brief: ChapterBrief, text: str) -> AgentResult[RefineEdits]: ...
+
+
+@runtime_checkable
 class ReadsFacts(Protocol):
     """Chapter agents that can read their facts from another source than the open novel (the historical
     rebuild hands them the novel as it was when a chapter was written). Agents that read nothing (test

@@ -70,7 +70,7 @@ class PlatformProfile:
     def weights_text(self) -> str:
         """The weights as the judge reads them, one dimension a line."""
         return "\n".join(
-            f"  - {name}（{_DIMENSION_NAMES.get(name, name)}）：{weight:.2f}"
+            f"- {name}（{_DIMENSION_NAMES.get(name, name)}）：{weight:.2f}"
             for name, weight in self.weights.items()
         )
 
@@ -181,3 +181,63 @@ def length_gap(profile: PlatformProfile, chars: int) -> int:
     if chars > profile.max_chars:
         return chars - profile.max_chars
     return 0
+
+
+def length_task(profile: PlatformProfile, chars: int) -> str:
+    """What the length editor is asked to do for a draft of ``chars`` 字 (empty inside the range)."""
+    gap = length_gap(profile, chars)
+    if not gap:
+        return ""
+    middle = (profile.min_chars + profile.max_chars) // 2
+    if gap < 0:
+        return (
+            f"扩写。本章现有 {chars:,} 字，低于平台要求 {profile.target()}。"
+            f"请补写约 {-gap:,}-{middle - chars:,} 字，使全章达到约 {middle:,} 字，"
+            f"不要超过 {profile.max_chars:,} 字。"
+        )
+    return (
+        f"精简。本章现有 {chars:,} 字，高于平台要求 {profile.target()}。"
+        f"请删减约 {gap:,}-{chars - middle:,} 字，使全章回到约 {middle:,} 字，"
+        f"不要少于 {profile.min_chars:,} 字。"
+    )
+
+
+def length_edit_ratio(profile: PlatformProfile, chars: int) -> float:
+    """The share of the draft the length edits may touch (see ``domain.refine.apply_edits``): an
+    insertion counts its original sentence too, so the budget is the gap to the middle of the range, twice
+    over, plus the refiner's usual 15%; never more than the whole text."""
+    middle = (profile.min_chars + profile.max_chars) // 2
+    if chars <= 0:
+        return 1.0
+    return min(1.0, (2 * abs(middle - chars) + 0.15 * chars) / chars)
+
+
+# ---------------------------------------------------------------------------- the opening chapters
+#: The roles that mark a novel's protagonist in ``characters/active/*.json``.
+PROTAGONIST_ROLES = frozenset({"protagonist", "主角", "main", "lead"})
+
+
+def protagonists(characters: list[dict[str, object]]) -> list[tuple[str, list[str]]]:
+    """Each protagonist's name and every name it goes by (name first, then aliases)."""
+    out = []
+    for ch in characters:
+        if str(ch.get("role") or "").strip().lower() in PROTAGONIST_ROLES:
+            aliases = ch.get("aliases")
+            more = [str(a) for a in aliases] if isinstance(aliases, list) else []
+            names = [str(x) for x in [ch.get("name"), *more] if x]
+            if names:
+                out.append((names[0], names))
+    return out
+
+
+def opening_excerpt(text: str, chars: int = HOOK_WINDOW_CHARS) -> str:
+    """The chapter's first ``chars`` 字 (after its heading line), cut where the count is reached."""
+    body = _HEADING_LINE.sub("", text, count=1).lstrip()
+    lo, hi = 0, len(body)
+    while lo < hi:  # the shortest prefix that holds ``chars`` 字
+        mid = (lo + hi) // 2
+        if count_chars(body[:mid]) >= chars:
+            hi = mid
+        else:
+            lo = mid + 1
+    return body[:lo]

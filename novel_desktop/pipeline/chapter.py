@@ -46,6 +46,7 @@ from novel_desktop.pipeline.events import (
     UsageUpdated,
 )
 from novel_desktop.pipeline.interaction import InteractionManager, resolve_gate
+from novel_desktop.pipeline.length import fit_length
 from novel_desktop.pipeline.live_usage import LiveUsage, stage_totals
 from novel_desktop.pipeline.stale import refuse_stale
 from novel_desktop.pipeline.verdict import (
@@ -219,6 +220,7 @@ class ChapterPipeline:
             cp = await db(self.store.checkpoint)
             stage = cp.get("pipeline_stage")
             if stage == "drafted":
+                text = await fit_length(self, brief, notes, text, outcome)
                 text = await self._summarize_and_refine(brief, notes, text, outcome)
             cp = await db(self.store.checkpoint)
             if cp.get("pipeline_stage") == "refined":
