@@ -25,6 +25,7 @@ from novel_desktop.agents.context_recorder import (
     judged_in_round,
     recorder_for,
 )
+from novel_desktop.agents.continuation import MAX_CONTINUATIONS, stream_whole
 from novel_desktop.agents.judge import finish_evaluation
 from novel_desktop.agents.ports import AgentResult, ChapterBrief, RevisionOrder, SummaryOutput, WriteMode
 from novel_desktop.agents.templates import RenderedPrompt, render_template
@@ -33,6 +34,7 @@ from novel_desktop.domain.common import SeedModel
 from novel_desktop.domain.evaluation import Evaluation
 from novel_desktop.domain.ledger import attributed
 from novel_desktop.domain.outline import section_title
+from novel_desktop.domain.platforms import body_chars, length_task, platform_profile, writer_max_tokens
 from novel_desktop.domain.refine import MAX_CHANGE_RATIO, RefineEdits
 from novel_desktop.domain.summary import ChapterSummary, cross_reference
 from novel_desktop.llm.client import LLMClient
@@ -170,19 +172,24 @@ class LLMChapterAgents:
             role = AgentRole.reviser if mode is WriteMode.REWRITE else AgentRole.chapter_writer
             round_ = revision.round if revision is not None and mode is WriteMode.REWRITE else 0
             await self._note(facts, "writer", round_, prompt, role, cuts)
-        response = await self.client.stream(
+        what = "正文" if mode is WriteMode.DRAFT else "修订稿"
+        text, calls = await stream_whole(
+            self.client,
             role,
             system=system_blocks(prompt.system_blocks),
-            messages=[{"role": "user", "content": prompt.user}],
+            user=prompt.user,
+            max_tokens=writer_max_tokens(platform_profile(facts.platform)),
             on_text=on_text,
-            on_restart=on_reset,
+            on_reset=on_reset,
+            record=functools.partial(call_record, self.client),
+            truncated_message=(
+                f"截断：第 {brief.chapter} 章{what}连续 {1 + MAX_CONTINUATIONS} 次达到输出长度上限，未提交；"
+                "可缩短本章大纲或调低平台字数目标后重试 (the chapter text was cut off at the output limit)"
+            ),
         )
-        warnings = []
-        if response.truncated:
-            warnings.append(f"第 {brief.chapter} 章正文达到输出长度上限，结尾可能不完整")
-        body, hints = split_writer_output(response.text, brief.chapter, brief.title)
+        body, hints = split_writer_output(text, brief.chapter, brief.title)
         self._hints[brief.chapter] = hints
-        return AgentResult(body, [call_record(self.client, response)], warnings)
+        return AgentResult(body, calls)
 
     @_on_chapter
     async def summarize(self, brief: ChapterBrief, text: str) -> AgentResult[SummaryOutput]:
@@ -235,6 +242,18 @@ class LLMChapterAgents:
         )
 
     @_on_chapter
+    async def fit_length(self, brief: ChapterBrief, text: str) -> AgentResult[RefineEdits]:
+        """Edits that expand or tighten ``text`` into the platform's length range (no call inside it)."""
+        facts = await self._load(brief.chapter)
+        task = length_task(platform_profile(facts.platform), body_chars(text))
+        if not task:
+            return AgentResult(RefineEdits())
+        prompt = render_template("length_editor", fact_sheet.length_editor_context(facts, text, task))
+        return await structured_call(
+            self.client, AgentRole.style_refiner, prompt, RefineEdits, what="字数调整修改清单"
+        )
+
+    @_on_chapter
     async def judge(self, brief: ChapterBrief, text: str, *, secondary: bool) -> AgentResult[Evaluation]:
         facts = await self._load(brief.chapter)
         prompt = render_template("quality_judge", fact_sheet.judge_context(facts, text))
@@ -243,5 +262,6 @@ class LLMChapterAgents:
         await self._note(facts, "judge2" if secondary else "judge", round_, prompt, role)
         result = await structured_call(self.client, role, prompt, Evaluation, what="评审结果")
         if result.value is not None:
-            result.value = finish_evaluation(result.value, brief.chapter)
+            weights = platform_profile(facts.platform).weights
+            result.value = finish_evaluation(result.value, brief.chapter, weights)
         return result

@@ -12,6 +12,13 @@ from novel_desktop.agents.context import NovelFacts
 from novel_desktop.agents.ports import RevisionOrder
 from novel_desktop.agents.storylines import whitelist_text
 from novel_desktop.analysis import ai_phrases, style_metrics
+from novel_desktop.domain.platforms import (
+    HOOK_WINDOW_CHARS,
+    OPENING_CHAPTERS,
+    opening_excerpt,
+    platform_profile,
+    protagonists,
+)
 from novel_desktop.domain.text import count_chars
 
 
@@ -132,9 +139,48 @@ def refiner_context(facts: NovelFacts, text: str, budget: int) -> dict[str, str]
     }
 
 
+def length_editor_context(facts: NovelFacts, text: str, task: str) -> dict[str, str]:
+    return {
+        "platform_profile": facts.platform_profile(),
+        "style_profile": facts.style_profile_text(),
+        "writing_directives": facts.writing_directives(),
+        "ai_blacklist": facts.blacklist_text(blacklist_words(facts)),
+        "chapter_num": str(facts.chapter),
+        "length_task": task,
+        "chapter_outline": facts.chapter_outline,
+        "chapter_draft": text,
+    }
+
+
+def opening_checklist(facts: NovelFacts, text: str) -> str:
+    """The judge's opening checks for chapters 1-3 (the profile's rules) with the first 300 字 quoted."""
+    n = facts.chapter
+    if n > OPENING_CHAPTERS:
+        return ""
+    profile = platform_profile(facts.platform)
+    names = "、".join(name for name, _ in protagonists(facts.characters)) or "主角"
+    conflict = (
+        "到本章结束时核心冲突必须已经交代清楚"
+        if n == OPENING_CHAPTERS
+        else f"核心冲突最迟第 {OPENING_CHAPTERS} 章交代，本章应有铺垫"
+    )
+    where = f"，且在前 {profile.protagonist_within} 字内" if n == 1 else ""
+    return (
+        f"本章是开篇第 {n} 章（{profile.name}），逐条核对，未达标的按约束写入 risk_flags：\n"
+        f"1. 钩子：下面引用的前 {HOOK_WINDOW_CHARS} 字内是否已经出现冲突、悬念或反常？\n"
+        f"2. 主角登场：主角（{names}）是否在场并有行动{where}？\n"
+        f"3. 核心冲突：{conflict}。\n"
+        f"本章前 {HOOK_WINDOW_CHARS} 字：\n「{opening_excerpt(text)}」"
+    )
+
+
 def judge_context(facts: NovelFacts, text: str) -> dict[str, str]:
     prev = facts.recent[-1:] if facts.recent else []
+    profile = platform_profile(facts.platform)
     return {
+        "platform_profile": profile.describe(),
+        "dimension_weights": profile.weights_text(),
+        "opening_checklist": opening_checklist(facts, text),
         "style_profile": facts.style_profile_text(),
         "ai_blacklist": facts.blacklist_text(blacklist_words(facts)),
         "world_rules": facts.all_rules(),

@@ -15,7 +15,8 @@ from novel_desktop.agents.context import load_facts
 from novel_desktop.agents.ports import AgentResult
 from novel_desktop.agents.suggestions import suggest_fixes
 from novel_desktop.agents.templates import RenderedPrompt, render_template
-from novel_desktop.domain.evaluation import Evaluation
+from novel_desktop.domain.evaluation import DIMENSION_WEIGHTS, Evaluation
+from novel_desktop.domain.platforms import platform_profile
 from novel_desktop.domain.suggestions import SuggestionsReply
 from novel_desktop.llm.batches import BatchError, BatchReport, BatchRequest, run_batch
 from novel_desktop.llm.client import LLMClient
@@ -26,10 +27,13 @@ from novel_desktop.storage.aio import db
 from novel_desktop.storage.store import NovelStore
 
 
-def finish_evaluation(evaluation: Evaluation, chapter: int) -> Evaluation:
-    """The verdict with our weighted mean (the seed's weights, not the model's) and its chapter number."""
+def finish_evaluation(
+    evaluation: Evaluation, chapter: int, weights: Mapping[str, float] = DIMENSION_WEIGHTS
+) -> Evaluation:
+    """The verdict with our weighted mean (the platform's weights, default the seed's; never the model's
+    arithmetic) and its chapter number."""
     data = evaluation.to_json_dict()
-    data["overall"] = round(evaluation.computed_overall(), 2)
+    data["overall"] = round(evaluation.computed_overall(weights), 2)
     data["chapter"] = chapter
     return Evaluation.model_validate(data)
 
@@ -52,6 +56,9 @@ class LLMJudgeAgent:
         self.store = store
         self.client = client
 
+    def _weights(self) -> Mapping[str, float]:
+        return platform_profile(self.store.meta().get("platform", "web")).weights
+
     def _prompt(self, chapter: int, text: str) -> RenderedPrompt:
         facts = load_facts(self.store, chapter)
         return render_template("quality_judge", fact_sheet.judge_context(facts, text))
@@ -68,7 +75,7 @@ class LLMJudgeAgent:
             self.client, AgentRole.quality_judge, prompt, Evaluation, what="评审结果"
         )
         if result.value is not None:
-            result.value = finish_evaluation(result.value, chapter)
+            result.value = finish_evaluation(result.value, chapter, await db(self._weights))
         return result
 
     async def suggest(self, chapter: int, text: str, issues: Sequence[str]) -> AgentResult[SuggestionsReply]:
@@ -106,13 +113,14 @@ class LLMJudgeAgent:
             on_progress=on_progress,
         )
         out = BatchVerdicts(batch)
+        weights = await db(self._weights)
         for n in texts:
             item = batch.results.get(f"chapter-{layout.num(n)}")
             if item is None or not item.ok or item.text is None:
                 out.failed[n] = item.error if item is not None and item.error else "没有结果"
                 continue
             try:
-                out.verdicts[n] = finish_evaluation(parse_json_output(item.text, Evaluation), n)
+                out.verdicts[n] = finish_evaluation(parse_json_output(item.text, Evaluation), n, weights)
             except StructuredOutputError as exc:
                 out.failed[n] = exc.detail
                 continue

@@ -49,6 +49,16 @@ class AgentResult(Generic[T]):
     warnings: list[str] = field(default_factory=list)
 
 
+class DraftTruncated(Exception):
+    """The writer's (or reviser's) reply was still cut at the output limit after every continuation: the
+    text is incomplete and must not be used (issue 16 point 1). ``calls`` are the calls it took (billed)."""
+
+    def __init__(self, message: str, calls: Sequence[CallRecord] = ()) -> None:
+        super().__init__(message)
+        self.message = message
+        self.calls = list(calls)
+
+
 class WriteMode(StrEnum):
     DRAFT = "draft"
     REVISE = "revise"  # targeted revision with the judge's required fixes (the stronger model)
@@ -123,6 +133,15 @@ class ChapterAgents(Protocol):
     async def refine(self, brief: ChapterBrief, text: str) -> AgentResult[RefineEdits]: ...
 
     async def judge(self, brief: ChapterBrief, text: str, *, secondary: bool) -> AgentResult[Evaluation]: ...
+
+
+@runtime_checkable
+class FitsLength(Protocol):
+    """Chapter agents that can bring a draft outside the platform's length range into it by edits (one
+    pass, issue 16 point 2). Agents without it (test doubles) skip the pass; the gate still reports the
+    length."""
+
+    async def fit_length(self, brief: ChapterBrief, text: str) -> AgentResult[RefineEdits]: ...
 
 
 @runtime_checkable

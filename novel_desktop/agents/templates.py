@@ -65,6 +65,8 @@ TEMPLATE_NAMES: tuple[str, ...] = (
     "consistency_auditor",
     #: The judge's issues as edits the author accepts one by one (called with the reviser's model).
     "fix_suggester",
+    #: A draft outside the platform's length range, expanded or tightened by edits (the refiner's model).
+    "length_editor",
 )
 
 CACHE_MARKER = "<!-- cache -->"

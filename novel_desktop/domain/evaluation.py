@@ -151,8 +151,11 @@ def violation_rule_id(violation: Violation | str) -> str:
     return match.group(1) if match else ""
 
 
-def weighted_overall(scores: Mapping[str, DimensionScore | float]) -> float:
-    """The weighted mean of the known dimensions present, with the seed weights, rounded to 2 places.
+def weighted_overall(
+    scores: Mapping[str, DimensionScore | float], weights: Mapping[str, float] = DIMENSION_WEIGHTS
+) -> float:
+    """The weighted mean of the known dimensions present, rounded to 2 places, with ``weights`` (the seed's
+    by default; a platform profile's, see ``domain/platforms.py``).
 
     Dimensions missing from ``scores`` are left out and the remaining weights renormalised, so a v4-style
     evaluation without ``storyline_coherence`` still gets a mean on the same 1-5 scale. Unknown keys are
@@ -160,7 +163,7 @@ def weighted_overall(scores: Mapping[str, DimensionScore | float]) -> float:
     """
     total = 0.0
     weight_sum = 0.0
-    for name, weight in DIMENSION_WEIGHTS.items():
+    for name, weight in weights.items():
         if name not in scores:
             continue
         entry = scores[name]
@@ -199,9 +202,9 @@ class Evaluation(SeedModel):
             raise ValueError(f"missing score dimensions: {', '.join(missing)}")
         return value
 
-    def computed_overall(self) -> float:
-        """The weighted mean recomputed with the seed weights (the judge's own arithmetic can drift)."""
-        return weighted_overall(self.scores)
+    def computed_overall(self, weights: Mapping[str, float] = DIMENSION_WEIGHTS) -> float:
+        """The weighted mean recomputed with ``weights`` (the judge's own arithmetic can drift)."""
+        return weighted_overall(self.scores, weights)
 
     def contract_results(self) -> dict[str, CheckStatus]:
         """Rule id → status, whichever shape ``contract_verification`` was written in."""

@@ -46,6 +46,10 @@ class BatchRequest:
     max_tokens: int | None = None
 
 
+#: Why a reply cut at max_tokens has no text: a truncated reply is never half-used (issue 16).
+TRUNCATED = "输出达到长度上限被截断，结果不完整，未采用"
+
+
 @dataclass(frozen=True)
 class BatchItemResult:
     """The outcome of one request: its text, or the error that replaced it."""
@@ -157,7 +161,12 @@ async def _sequential(
             continue
         cost = response.usage.cost(client.settings.price_for(response.model))
         report.results[request.custom_id] = BatchItemResult(
-            request.custom_id, response.text, response.model, response.usage, cost
+            request.custom_id,
+            None if response.truncated else response.text,
+            response.model,
+            response.usage,
+            cost,
+            error=TRUNCATED if response.truncated else None,
         )
     return report
 
@@ -249,6 +258,8 @@ def _item(client: LLMClient, item: Any, roles: dict[str, AgentRole]) -> BatchIte
     usage = Usage.from_api(message.usage)
     text = "".join(block.text for block in message.content if block.type == "text")
     cost = usage.cost(client.settings.price_for(message.model)) * BATCH_DISCOUNT
+    if message.stop_reason == "max_tokens":
+        return BatchItemResult(item.custom_id, None, message.model, usage, cost, error=TRUNCATED)
     return BatchItemResult(item.custom_id, text, message.model, usage, cost)
 
 

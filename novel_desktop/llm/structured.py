@@ -3,7 +3,9 @@
 Agents ask for JSON in the prompt (several Anthropic-compatible providers ignore schema parameters, and
 newer Claude models reject prefill). A reply may wrap the JSON in prose or a ```json fence; both are
 tolerated. A reply that still does not validate gets ONE repair call quoting the validation error; if that
-fails too the step is skipped with a warning (001 §10.6): a bad JSON never crashes the pipeline.
+fails too the step is skipped with a warning (001 §10.6): a bad JSON never crashes the pipeline. A reply cut
+at max_tokens is never parsed at all (issue 16: a truncated JSON is never half-used); its repair call asks
+for a shorter complete JSON.
 """
 
 from __future__ import annotations
@@ -169,14 +171,15 @@ async def call_structured(
             result.responses.append(response)
             text, truncated = response.text, response.truncated
             try:
+                if truncated:
+                    # Never half-used: a cut-off reply may still hold a complete inner object that validates.
+                    raise StructuredOutputError("输出达到长度上限被截断，JSON 不完整。")
                 result.value = parse_json_output(text, model)
                 if attempt == 2:
                     result.warnings.append(f"{role.value} 的 {label} 首次输出无效，修复重试后成功。")
                 return result
             except StructuredOutputError as exc:
                 problem = exc.detail
-                if truncated:
-                    problem = "输出达到长度上限被截断，JSON 不完整。" + problem
         if attempt == 1:
             repair = repair_message(problem, truncated=truncated)
             last = convo[-1] if convo else None

@@ -23,6 +23,7 @@ from novel_desktop.agents.ports import (
     CallRecord,
     ChapterAgents,
     ChapterBrief,
+    DraftTruncated,
     RevisionOrder,
     WriteMode,
 )
@@ -46,6 +47,7 @@ from novel_desktop.pipeline.events import (
     UsageUpdated,
 )
 from novel_desktop.pipeline.interaction import InteractionManager, resolve_gate
+from novel_desktop.pipeline.length import fit_length
 from novel_desktop.pipeline.live_usage import LiveUsage, stage_totals
 from novel_desktop.pipeline.stale import refuse_stale
 from novel_desktop.pipeline.verdict import (
@@ -219,6 +221,7 @@ class ChapterPipeline:
             cp = await db(self.store.checkpoint)
             stage = cp.get("pipeline_stage")
             if stage == "drafted":
+                text = await fit_length(self, brief, notes, text, outcome)
                 text = await self._summarize_and_refine(brief, notes, text, outcome)
             cp = await db(self.store.checkpoint)
             if cp.get("pipeline_stage") == "refined":
@@ -283,14 +286,19 @@ class ChapterPipeline:
         await self._stage(n, "drafting", rewriting=rewriting)
         self._emit(StageStarted(n, stage))
         started = time.monotonic()
-        result = await self.agents.write(
-            brief,
-            mode=mode,
-            previous=previous,
-            revision=revision,
-            on_text=lambda t: self._emit(TextDelta(n, stage, t)),
-            on_reset=lambda: self._emit(TextReset(n, stage)),
-        )
+        try:
+            result = await self.agents.write(
+                brief,
+                mode=mode,
+                previous=previous,
+                revision=revision,
+                on_text=lambda t: self._emit(TextDelta(n, stage, t)),
+                on_reset=lambda: self._emit(TextReset(n, stage)),
+            )
+        except DraftTruncated as exc:  # nothing of a cut-off text is staged; the stage stays "drafting"
+            self._record(n, notes, stage, exc.calls, started)
+            await self._save_notes(n, notes)
+            raise PipelineError(exc.message) from None
         self._warn(n, outcome.warnings, result)
         if not result.value or not result.value.strip():
             raise PipelineError(f"第 {n} 章写作阶段没有产出正文 (the writer returned no text)")

@@ -19,6 +19,9 @@ from novel_desktop.agents.context import FactsSource, NovelFacts, load_facts
 from novel_desktop.domain.evaluation import Evaluation
 from novel_desktop.domain.gate import GateIssue
 from novel_desktop.domain.summary import ChapterSummary
+
+# Registered checks (one import each; the modules import CheckInput only for typing).
+from novel_desktop.pipeline.platform_checks import length_issues, opening_issues
 from novel_desktop.pipeline.storyline_checks import convergence_check, convergence_summaries, leak_check
 from novel_desktop.storage import layout
 from novel_desktop.storage.store import NovelStore
@@ -42,6 +45,8 @@ Check = Callable[[CheckInput], list[GateIssue]]
 
 #: Every check, in the order its issues are listed.
 CHECKS: list[Check] = [
+    length_issues,
+    opening_issues,
     leak_check,
     convergence_check,
 ]

@@ -10,6 +10,8 @@ class Stage(StrEnum):
     """Pipeline stages as the author sees them (写作 → 摘要/润色 → 评审 → 门控 → 提交)."""
 
     DRAFT = "draft"
+    #: The one length pass on a draft outside the platform's range (expand or tighten by edits).
+    LENGTH = "length"
     SUMMARIZE = "summarize"
     REFINE = "refine"
     JUDGE = "judge"
@@ -26,6 +28,7 @@ class Stage(StrEnum):
 
 _LABELS = {
     Stage.DRAFT: "写作",
+    Stage.LENGTH: "字数调整",
     Stage.SUMMARIZE: "摘要",
     Stage.REFINE: "润色",
     Stage.JUDGE: "评审",

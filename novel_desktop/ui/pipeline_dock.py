@@ -31,7 +31,7 @@ from novel_desktop.ui.quality_text import GATE_DECISIONS
 
 #: The five steps the author sees, and the pipeline stages each one covers.
 STEPS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("写作", ("draft", "revise")),
+    ("写作", ("draft", "revise", "length")),
     ("摘要/润色", ("summarize", "refine")),
     ("评审", ("judge", "judge_secondary")),
     ("门控", (GATE_STAGE, "polish")),
@@ -210,6 +210,8 @@ class PipelineDock(QWidget):
                     title = "修订"
                 elif stage == "polish":
                     title = "二次润色"
+                elif stage == "length":
+                    title = "字数调整"
                 elif stage == "judge_secondary":
                     title = "复核"
                 step.set_state("current", title)

@@ -156,6 +156,16 @@ EXPECTED_SLOTS: dict[str, set[str]] = {
         "change_budget",
         "chapter_draft",
     },
+    "length_editor": {
+        "platform_profile",
+        "style_profile",
+        "writing_directives",
+        "ai_blacklist",
+        "chapter_num",
+        "length_task",
+        "chapter_outline",
+        "chapter_draft",
+    },
     "fix_suggester": {
         "style_profile",
         "ai_blacklist",
@@ -166,6 +176,9 @@ EXPECTED_SLOTS: dict[str, set[str]] = {
         "chapter_content",
     },
     "quality_judge": {
+        "platform_profile",
+        "dimension_weights",
+        "opening_checklist",
         "style_profile",
         "ai_blacklist",
         "world_rules",
@@ -197,6 +210,7 @@ EXPECTED_SLOTS: dict[str, set[str]] = {
 #: Slots whose values are stable across the chapters of a volume and so belong in the cached system part.
 STABLE_SLOTS = {
     "project_brief",
+    "dimension_weights",
     "research_notes",
     "platform_profile",
     "style_profile",
@@ -410,7 +424,14 @@ def realistic_context(name: str) -> dict[str, str]:
             "refine_focus": "",
             "change_budget": f"初稿 {len(draft)} 字，修改总量上限 {int(len(draft) * 0.15)} 字（15%）",
         },
-        "quality_judge": {"prev_summary": _summary_text(2)},
+        "quality_judge": {
+            "prev_summary": _summary_text(2),
+            "dimension_weights": "- plot_logic（情节逻辑）：0.18\n- character（角色塑造）：0.16",
+            "opening_checklist": "本章是开篇第 3 章（起点中文网），逐条核对：\n1. 钩子：……\n本章前 300 字：\n「山门前」",
+        },
+        "length_editor": {
+            "length_task": "扩写。本章现有 1,820 字，低于平台要求 2,500-4,000 字。请补写约 680-1,430 字。",
+        },
         "fix_suggester": {
             "judge_issues": "1. 问题：陈老的对话不符合人物设定，过于热情\n2. 必须修改（第三段）：残玉要在本章出现",
         },
@@ -443,8 +464,8 @@ def _rendered(name: str) -> tuple[PromptTemplate, str, str]:
 
 def test_every_agent_role_has_a_template() -> None:
     roles = {role.value for role in AgentRole} - {"judge_secondary"}
-    # The fix suggester is called with the reviser's model and has no role of its own.
-    assert roles == set(TEMPLATE_NAMES) - {"fix_suggester"}
+    # The fix suggester (the reviser's model) and the length editor (the refiner's) have no role of their own.
+    assert roles == set(TEMPLATE_NAMES) - {"fix_suggester", "length_editor"}
     on_disk = {path.stem for path in prompts_dir().glob("*.md") if path.stem != "README"}
     assert on_disk == set(TEMPLATE_NAMES)
 

@@ -30,8 +30,8 @@ from tests.e2e.lifecycle_replies import STYLE_SAMPLE, answers, plan_json, script
 from tests.e2e.replies import script_defaults, writer_text
 from tests.fakes.anthropic_server import FakeAnthropicServer, Reply
 
-#: writer_text(14) is 3,382 字: a qidian-length chapter.
-CHAPTER_REPEAT = 14
+#: writer_text(9) is 3,448 字: a qidian-length chapter.
+CHAPTER_REPEAT = 9
 
 
 def run(provider: str) -> dict[str, Any]:

@@ -4,7 +4,8 @@ The real anthropic SDK talks to it over HTTP. It answers ``POST /v1/messages`` a
 with the real event sequence, reports usage with the cache fields (simulating prompt caching of prefixes
 that end at a ``cache_control`` breakpoint), scripts replies per agent role (the ``x-novel-agent`` header)
 and injects faults: HTTP errors (429 with retry-after, 500, 529), an ``error`` event in the middle of a
-stream, a dropped connection, malformed JSON, truncation at max_tokens, an empty reply, a slow stream.
+stream, a dropped connection, a stream that ends without message_stop, malformed JSON, truncation at
+max_tokens (``Reply.truncated``: the reply stops with stop_reason max_tokens), an empty reply, a slow stream.
 
 It also serves a minimal Message Batches API (``POST /v1/messages/batches``, ``GET …/batches/{id}`` and
 ``GET …/batches/{id}/results`` as JSONL). A batched request takes its reply from the queue named by its
@@ -87,6 +88,8 @@ class Reply:
     disconnect_after_chunks: int | None = None
     #: No content block at all.
     empty: bool = False
+    #: Finish the HTTP body cleanly but without message_delta and message_stop (a proxy cut the stream).
+    ends_early: bool = False
 
     # Named faults, so a test reads as what it simulates.
     @classmethod
@@ -135,6 +138,11 @@ class Reply:
     @classmethod
     def truncated(cls, text: str) -> Reply:
         return cls(text, stop_reason="max_tokens")
+
+    @classmethod
+    def cut_short(cls, text: str = "代理提前结束了这个流，这段文字作废。") -> Reply:
+        """A stream whose body ends cleanly but without message_stop (no stop_reason either)."""
+        return cls(text, chunk_size=4, ends_early=True)
 
     @classmethod
     def empty_reply(cls) -> Reply:
@@ -634,6 +642,9 @@ class _Handler(BaseHTTPRequestHandler):
                     },
                 )
             self._event("content_block_stop", {"type": "content_block_stop", "index": 0})
+        if reply.ends_early:
+            self._chunk(b"")
+            return
         self._event(
             "message_delta",
             {

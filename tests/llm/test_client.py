@@ -211,6 +211,19 @@ def test_dropped_connection_mid_stream_is_retried(server: FakeAnthropicServer, s
     assert response.attempts == 2
 
 
+def test_a_stream_that_ends_without_message_stop_is_retried(
+    server: FakeAnthropicServer, settings: LLMSettings
+) -> None:
+    # Issue 16: a stream a proxy ended early (clean body, no message_stop) is not taken as a whole reply.
+    server.script("chapter_writer", Reply.cut_short("半截的文字，作废。"), Reply("完整的一章。"))
+    restarts: list[int] = []
+    response = run(call(on_text=lambda _t: None, on_restart=lambda: restarts.append(1)), settings, server)
+    assert response.text == "完整的一章。"
+    assert response.stop_reason == "end_turn"
+    assert response.attempts == 2
+    assert restarts == [1]
+
+
 def test_dropped_connection_every_time_is_a_connection_error(
     server: FakeAnthropicServer, settings: LLMSettings
 ) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -68,15 +69,17 @@ def test_any_text_either_parses_or_raises_the_typed_error(text: str) -> None:
         parse_json_output(text, Verdict)
 
 
-def structured(server: FakeAnthropicServer, settings: LLMSettings) -> StructuredResult[Verdict]:
-    async def main() -> StructuredResult[Verdict]:
+def structured(
+    server: FakeAnthropicServer, settings: LLMSettings, model: type[BaseModel] = Verdict
+) -> StructuredResult[Any]:
+    async def main() -> StructuredResult[Any]:
         async with LLMClient(settings, api_key=TEST_KEY, base_url=server.base_url) as client:
             return await call_structured(
                 client,
                 AgentRole.quality_judge,
                 [PromptBlock("你是质量评审。", cache=True)],
                 [{"role": "user", "content": "评估第 3 章，只输出 JSON。"}],
-                Verdict,
+                model,
             )
 
     return asyncio.run(main())
@@ -128,6 +131,23 @@ def test_truncated_json_asks_for_a_shorter_complete_one(
     result = structured(server, settings)
     assert result.ok
     assert "截断" in server.requests[1].body["messages"][-1]["content"]
+
+
+class Inner(BaseModel):
+    chapter: int = 0
+    overall: float = 0
+
+
+def test_a_truncated_reply_is_never_half_used(server: FakeAnthropicServer, settings: LLMSettings) -> None:
+    # The cut-off reply holds a complete inner object that would validate; it must not be taken.
+    cut = '{"verdict": {"chapter": 3, "overall": 3.8}, "issues": ["节奏'
+    assert parse_json_output(cut, Inner) == Inner(chapter=3, overall=3.8)  # what the scan alone would take
+    server.script("quality_judge", Reply.truncated(cut), Reply.truncated(GOOD))
+    result = structured(server, settings, model=Inner)
+    assert result.value is None  # a truncated repair (even of complete-looking JSON) is not used either
+    assert "截断" in server.requests[1].body["messages"][-1]["content"]
+    assert "更精简但完整" in server.requests[1].body["messages"][-1]["content"]
+    assert "截断" in result.warnings[-1]
 
 
 def test_empty_replies_fall_back_instead_of_raising(
