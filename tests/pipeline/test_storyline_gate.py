@@ -19,7 +19,7 @@ from novel_desktop.cli import main
 from novel_desktop.storage.folder import import_folder
 from novel_desktop.storage.store import NovelStore
 from tests.conftest import FIXTURES
-from tests.e2e.replies import PARAGRAPHS, judge_json, summarizer_json
+from tests.e2e.replies import ENDING, PARAGRAPHS, judge_json, summarizer_json
 from tests.fakes.anthropic_server import FakeAnthropicServer, Reply
 
 LEAK_SENTENCE = "山道尽头，许象乾披着蓑衣站在雨里，正望着海的方向。"
@@ -70,7 +70,8 @@ def _novel(tmp_path: Path, *, events: list[dict[str, Any]] = (), contract3: bool
 
 
 def _writer_text(extra: str = LEAK_SENTENCE) -> str:
-    body = "\n\n".join([*PARAGRAPHS * 5, extra, *PARAGRAPHS])
+    # Within the platform's length range, so that no length pass or LENGTH issue joins the leak findings.
+    body = "\n\n".join([*PARAGRAPHS * 7, extra, *PARAGRAPHS, *ENDING])
     return body + '\n\n```json\n{"chapter": 3, "storyline_id": "main_arc", "hints": [], "notes": []}\n```\n'
 
 
