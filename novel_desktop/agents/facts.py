@@ -74,6 +74,23 @@ def writer_context(facts: NovelFacts) -> dict[str, str]:
     }
 
 
+#: How many targeted revisions the gate allows before a forced pass (seed 004 §6 质量门控, §8.2).
+MAX_REVISION_ROUNDS = 2
+
+
+def revision_round_text(round_: int) -> str:
+    """The reviser's round as it is told: which round of how many, and in the last one that it is the last
+    and that its violations are what the previous round left unfixed (the judge found them in its text)."""
+    head = f"第 {round_} 轮修订（共最多 {MAX_REVISION_ROUNDS} 轮）。"
+    if round_ < MAX_REVISION_ROUNDS:
+        return head + "本轮之后会重新评审，仍不合格还有一轮修订机会。"
+    return head + (
+        "这是最后一轮：本轮之后不再自动修订，仍不合格的章节会被强制通过并标记给作者处理。"
+        f"下面的契约违规和修订指令是第 {round_ - 1} 轮修订后重新评审仍然发现的问题，"
+        f"也就是第 {round_ - 1} 轮没有改好的地方，本轮必须逐条彻底解决，不能换个说法保留。"
+    )
+
+
 def reviser_context(facts: NovelFacts, draft: str, order: RevisionOrder) -> dict[str, str]:
     line = facts.storyline_id or ""
     return {
@@ -85,7 +102,7 @@ def reviser_context(facts: NovelFacts, draft: str, order: RevisionOrder) -> dict
         "storyline_spec": facts.storyline_spec_text(),
         "chapter_num": str(facts.chapter),
         "storyline_id": line,
-        "revision_round": f"第 {order.round} 轮修订（共最多 2 轮）",
+        "revision_round": revision_round_text(order.round),
         "storyline_memory": facts.memories.get(line, ""),
         "chapter_outline": facts.chapter_outline,
         "chapter_contract": facts.chapter_contract_text(),
