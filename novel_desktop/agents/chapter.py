@@ -18,7 +18,14 @@ from novel_desktop.agents import facts as fact_sheet
 from novel_desktop.agents.calls import call_record, structured_call, system_blocks
 from novel_desktop.agents.context import FactsSource, NovelFacts, load_facts
 from novel_desktop.agents.judge import finish_evaluation
-from novel_desktop.agents.ports import AgentResult, ChapterBrief, RevisionOrder, SummaryOutput, WriteMode
+from novel_desktop.agents.ports import (
+    AgentResult,
+    ChapterBrief,
+    RefineFocus,
+    RevisionOrder,
+    SummaryOutput,
+    WriteMode,
+)
 from novel_desktop.agents.templates import RenderedPrompt, render_template
 from novel_desktop.domain.common import SeedModel
 from novel_desktop.domain.evaluation import Evaluation
@@ -181,10 +188,15 @@ class LLMChapterAgents:
         return AgentResult(out, result.calls, result.warnings)
 
     @_on_chapter
-    async def refine(self, brief: ChapterBrief, text: str) -> AgentResult[RefineEdits]:
+    async def refine(
+        self, brief: ChapterBrief, text: str, *, focus: RefineFocus | None = None
+    ) -> AgentResult[RefineEdits]:
         facts = await self._load(brief.chapter)
-        budget = int(len(text) * MAX_CHANGE_RATIO)
-        prompt = render_template("style_refiner", fact_sheet.refiner_context(facts, text, budget))
+        focus = focus or RefineFocus()
+        budget = int(len(text) * MAX_CHANGE_RATIO) if focus.budget is None else focus.budget
+        later = focus.budget is not None
+        context = fact_sheet.refiner_context(facts, text, budget, focus.points, later=later)
+        prompt = render_template("style_refiner", context)
         return await structured_call(
             self.client, AgentRole.style_refiner, prompt, RefineEdits, what="润色修改清单"
         )

@@ -7,6 +7,7 @@ refiner and the judge as facts, so their style scores rest on numbers rather tha
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 from novel_desktop.agents.context import NovelFacts
 from novel_desktop.agents.ports import RevisionOrder
@@ -133,16 +134,42 @@ def summarizer_context(facts: NovelFacts, text: str, hints: str) -> dict[str, st
     }
 
 
-def refiner_context(facts: NovelFacts, text: str, budget: int) -> dict[str, str]:
+#: The first polish's order of work (the analysis numbers lead it).
+FIRST_PASS_FOCUS = "先替换 AI 套话命中，再处理重复句式；不改情节、对话内容和伏笔。"
+
+
+def refine_focus_text(points: Sequence[str]) -> str:
+    """The refiner's 本次重点: the usual order, or the judge's style findings for the second polish."""
+    if not points:
+        return FIRST_PASS_FOCUS
+    lines = "\n".join(f"- {p}" for p in points)
+    return (
+        "这是评审之后的第二次润色。评审指出了下面这些文风问题，只针对它们修改，"
+        f"其余文字保持原样；不改情节、对话内容和伏笔：\n{lines}"
+    )
+
+
+def refiner_context(
+    facts: NovelFacts, text: str, budget: int, focus: Sequence[str] = (), *, later: bool = False
+) -> dict[str, str]:
+    """The StyleRefiner's slots; ``later``: a second pass, whose ``budget`` is what the first one left."""
+    size = len(text)
+    if later:
+        change = (
+            f"本章共 {size} 个字符；两次润色合计不超过 15%，第一次润色已用去一部分，"
+            f"本次全部修改合计不超过 {budget} 个字符（超出的修改会被程序拒绝）"
+        )
+    else:
+        change = f"本章共 {size} 个字符，全部修改合计不超过 {budget} 个字符"
     return {
         "style_profile": facts.style_profile_text(),
         "writing_directives": facts.writing_directives(),
         "ai_blacklist": facts.blacklist_text(blacklist_words(facts)),
         "chapter_num": str(facts.chapter),
         "style_drift": facts.style_drift,
-        "refine_focus": "先替换 AI 套话命中，再处理重复句式；不改情节、对话内容和伏笔。",
+        "refine_focus": refine_focus_text(focus),
         "analysis_facts": analysis_facts(facts, text),
-        "change_budget": f"本章共 {len(text)} 个字符，全部修改合计不超过 {budget} 个字符",
+        "change_budget": change,
         "chapter_draft": text,
     }
 

@@ -77,6 +77,16 @@ class RevisionOrder:
 
 
 @dataclass(frozen=True)
+class RefineFocus:
+    """What a later StyleRefiner pass (the second polish of a 3.5-3.9 chapter) is told: the judge's style
+    findings (one line each; empty: the usual order, AI phrases first) and how many characters it may still
+    change (``None``: the whole 15% of the text; the program rejects edits beyond it)."""
+
+    points: tuple[str, ...] = ()
+    budget: int | None = None
+
+
+@dataclass(frozen=True)
 class ChapterBrief:
     """What the pipeline knows about the chapter before writing it."""
 
@@ -120,7 +130,9 @@ class ChapterAgents(Protocol):
 
     async def summarize(self, brief: ChapterBrief, text: str) -> AgentResult[SummaryOutput]: ...
 
-    async def refine(self, brief: ChapterBrief, text: str) -> AgentResult[RefineEdits]: ...
+    async def refine(
+        self, brief: ChapterBrief, text: str, *, focus: RefineFocus | None = None
+    ) -> AgentResult[RefineEdits]: ...
 
     async def judge(self, brief: ChapterBrief, text: str, *, secondary: bool) -> AgentResult[Evaluation]: ...
 

@@ -23,12 +23,14 @@ from novel_desktop.agents.ports import (
     CallRecord,
     ChapterAgents,
     ChapterBrief,
+    RefineFocus,
     RevisionOrder,
     WriteMode,
 )
 from novel_desktop.domain.gate import GateAction, GateDecision
 from novel_desktop.domain.ledger import attributed
-from novel_desktop.domain.refine import apply_edits
+from novel_desktop.domain.polish import remaining_budget, style_points
+from novel_desktop.domain.refine import RefineOutcome, apply_edits
 from novel_desktop.domain.text import count_chars
 from novel_desktop.pipeline.commit_documents import stage_commit_documents
 from novel_desktop.pipeline.events import (
@@ -46,6 +48,7 @@ from novel_desktop.pipeline.events import (
 )
 from novel_desktop.pipeline.interaction import InteractionManager, resolve_gate
 from novel_desktop.pipeline.live_usage import LiveUsage, stage_totals
+from novel_desktop.pipeline.polish import record_edits
 from novel_desktop.pipeline.stale import refuse_stale
 from novel_desktop.pipeline.verdict import (
     SECONDARY_EVAL,
@@ -252,7 +255,7 @@ class ChapterPipeline:
                     return outcome
             # The author's own text is never rewritten by the refiner (issue 14): no polish either.
             if action is GateAction.POLISH and not notes["polished"] and not notes.get("author_edited"):
-                text = await self._polish(brief, notes, text, outcome)
+                text = await self._polish(brief, notes, text, verdict, outcome)
             if action in (GateAction.PASS, GateAction.POLISH, GateAction.FORCE_PASS):
                 flagged = decision.flagged or action is GateAction.FORCE_PASS
                 return await self._commit(brief, notes, text, decision, flagged, outcome)
@@ -370,8 +373,9 @@ class ChapterPipeline:
         if edits.value is not None and edits.value.edits:
             result = apply_edits(text, edits.value.edits)
             refined = result.text
-            notes["refine_log"] = [e.to_json_dict() for e in result.applied]
-            notes["refine_rejected"] = [{**r.edit.to_json_dict(), "why": r.reason} for r in result.rejected]
+            record_edits(notes, result)
+        else:
+            record_edits(notes, RefineOutcome(text))  # a new text: the old one's edits are not its budget
         await db(self.store.put_staging, layout.chapter_path(n), refined, chapter=n, kind="refined")
         await self._save_notes(n, notes)
         await self._stage(n, "refined")
@@ -415,16 +419,21 @@ class ChapterPipeline:
         return verdict
 
     async def _polish(
-        self, brief: ChapterBrief, notes: dict[str, Any], text: str, outcome: ChapterOutcome
+        self, brief: ChapterBrief, notes: dict[str, Any], text: str, verdict: Verdict, outcome: ChapterOutcome
     ) -> str:
+        """The second polish: the judge's style findings, within what the first pass left of the 15%."""
         n = brief.chapter
+        left = remaining_budget(text, notes.get("refine_log") or [])
+        focus = RefineFocus(style_points(verdict.evaluation), left)
         self._emit(StageStarted(n, Stage.POLISH))
         started = time.monotonic()
-        edits = await self.agents.refine(brief, text)
+        edits = await self.agents.refine(brief, text, focus=focus)
         self._warn(n, outcome.warnings, edits)
         self._record(n, notes, Stage.POLISH, edits.calls, started)
         if edits.value is not None and edits.value.edits:
-            text = apply_edits(text, edits.value.edits).text
+            result = apply_edits(text, edits.value.edits, budget=focus.budget)
+            text = result.text
+            record_edits(notes, result, append=True)
             await db(self.store.put_staging, layout.chapter_path(n), text, chapter=n, kind="refined")
         notes["polished"] = True
         await self._save_notes(n, notes)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -62,3 +63,49 @@ def test_round_text(round_: int) -> None:
     text = revision_round_text(round_)
     assert text.startswith(f"第 {round_} 轮修订")
     assert ("最后一轮" in text) == (round_ == 2)
+
+
+def test_the_second_polish_gets_the_judges_style_issues_and_only_what_is_left_of_the_budget(
+    novel: Path, fake: FakeAnthropicServer
+) -> None:
+    from tests.e2e.replies import PARAGRAPHS, refiner_json
+
+    data: dict[str, Any] = json.loads(judge_json(3.7))
+    data["scores"]["style_naturalness"]["reason"] = "叙述腔偏书面，句式单一"
+    data["issues"] = ["句式重复：连续几段都以“林枫”开头", "守门弟子脸谱化"]
+    data["risk_flags"] = ["ai_phrase_density:high", "character_speech_missing:执事"]
+    fake.script("quality_judge", json.dumps(data, ensure_ascii=False))
+    # The polish asks for far more than the 15% the two passes share: six whole paragraphs.
+    greedy = [
+        {
+            "original": PARAGRAPHS[0],
+            "refined": "山门石阶湿滑，林枫背着药篓往上数，数到九十九级才停。",
+            "reason": "句式：x",
+        }
+    ] * 6
+    fake.script("style_refiner", refiner_json(), json.dumps({"edits": greedy}, ensure_ascii=False))
+    assert main(["continue", str(novel), "--non-interactive"]) == 0
+
+    first, polish = (user_text(r) for r in fake.requests_for("style_refiner"))
+    assert "先替换 AI 套话命中" in first and "叙述腔偏书面" not in first
+    focus = polish.split("## 本次重点", 1)[1].split("## 程序检测结果", 1)[0]
+    assert "第二次润色" in focus
+    assert "文风自然度 3.7 分：叙述腔偏书面，句式单一" in focus
+    assert "句式重复：连续几段都以“林枫”开头" in focus
+    assert "ai_phrase_density" in focus
+    assert "脸谱化" not in focus  # not a style issue: the reviser's business, not the polish's
+    with NovelStore.open(novel, write=False) as store:
+        log = store.pipeline_log(3)
+        text = store.chapter_text(3)
+    assert log["gate_decision"] == "polish"
+    spent = [max(len(e["original"]), len(e["refined"])) for e in log["refine_edits"]]
+    assert spent[0] == len("嘴角勾起一抹冷笑")  # the first pass
+    # The polish was told what the first pass left of the chapter's 15% ...
+    budget = int(re.search(r"本次全部修改合计不超过 (\d+) 个字符", polish).group(1))  # type: ignore[union-attr]
+    size = int(re.search(r"本章共 (\d+) 个字符", polish).group(1))  # type: ignore[union-attr]
+    assert budget == int(size * 0.15) - spent[0]
+    # ... and only as many of its edits as fit in that were applied: both passes stay within 15%.
+    applied = len(spent) - 1
+    assert applied * len(PARAGRAPHS[0]) <= budget < (applied + 1) * len(PARAGRAPHS[0])
+    assert sum(spent) <= int(size * 0.15)
+    assert text.count("山门石阶湿滑") == applied
