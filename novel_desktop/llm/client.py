@@ -255,7 +255,7 @@ class LLMClient:
                     )
             except TimeoutError:
                 if timer.expired():
-                    log.warning("LLM call timed out: role=%s after %.0fs", role.value, limit)
+                    log.info("LLM call timed out: role=%s after %.0fs", role.value, limit)
                     raise LLMTimeout() from None
                 raise
 
@@ -279,6 +279,7 @@ class LLMClient:
         usage: Usage | None = None,
         model: str | None = None,
         discount: float = 1.0,
+        note: str = "",
     ) -> None:
         """Tell the ``on_call`` hook where the call stands; the hook's own failure is logged, never raised."""
         if self.on_call is None:
@@ -306,6 +307,7 @@ class LLMClient:
             duration_ms=int((time.monotonic() - state.started) * 1000),
             streamed_chars=chars,
             live_cost_usd=live.cost(price) * discount,
+            note=note,
         )
         try:
             await self.on_call(event)
@@ -349,7 +351,7 @@ class LLMClient:
             except _Retryable as failure:
                 failure.error.attempts = attempt
                 if attempt >= policy.max_attempts:
-                    log.warning(
+                    log.info(
                         "LLM call failed: role=%s model=%s attempts=%d error=%s status=%s",
                         role.value,
                         model,
@@ -359,7 +361,15 @@ class LLMClient:
                     )
                     raise failure.error from None
                 delay = self._backoff(attempt, failure.retry_after)
-                log.warning(
+                # The author reads the retry once, in words, through the call hook (a chapter run shows it
+                # as a pipeline warning); the log keeps the details for a bug report, below warning level.
+                wait = f"{delay:.0f} 秒后重试" if delay >= 1 else "马上重试"
+                note = (
+                    f"{role.label}的请求{failure.error.brief}，{wait}"
+                    f"（第 {attempt + 1} 次，最多 {policy.max_attempts} 次）"
+                )
+                await self._report(state, role, "progress", note=note)
+                log.info(
                     "LLM call retry: role=%s model=%s attempt=%d error=%s status=%s wait=%.2fs",
                     role.value,
                     model,
@@ -372,7 +382,7 @@ class LLMClient:
                 continue
             except LLMError as error:
                 error.attempts = attempt
-                log.warning(
+                log.info(
                     "LLM call failed: role=%s model=%s error=%s status=%s",
                     role.value,
                     model,

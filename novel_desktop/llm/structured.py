@@ -171,7 +171,7 @@ async def call_structured(
             try:
                 result.value = parse_json_output(text, model)
                 if attempt == 2:
-                    result.warnings.append(f"{role.value} 的 {label} 首次输出无效，修复重试后成功。")
+                    result.warnings.append(f"{role.label}：{label}首次输出无效，修复重试后成功。")
                 return result
             except StructuredOutputError as exc:
                 problem = exc.detail
@@ -188,5 +188,5 @@ async def call_structured(
                 convo = [*convo[:-1], {"role": "user", "content": f"{last['content']}\n\n{repair}"}]
             else:
                 convo = [*convo, {"role": "user", "content": repair}]
-    result.warnings.append(f"{role.value} 的 {label} 输出两次都无法通过校验，已跳过这一步：{problem}")
+    result.warnings.append(f"{role.label}：{label}输出两次都无法通过校验，已跳过这一步：{problem}")
     return result

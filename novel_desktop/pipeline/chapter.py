@@ -163,8 +163,13 @@ class ChapterPipeline:
 
     def _warn(self, n: int, outcome_warnings: list[str], result: AgentResult[Any]) -> None:
         for w in result.warnings:
-            outcome_warnings.append(w)
-            self._emit(PipelineWarning(n, w))
+            self._say(n, outcome_warnings, w)
+
+    def _say(self, n: int, outcome_warnings: list[str], message: str) -> None:
+        """A warning for the author: kept in the outcome and shown once, as it happens (the CLI and the
+        window print the PipelineWarning; neither prints the outcome's warnings again)."""
+        outcome_warnings.append(message)
+        self._emit(PipelineWarning(n, message))
 
     # ------------------------------------------------------------------ entry point
     async def next_chapter(self) -> int:
@@ -361,9 +366,7 @@ class ChapterPipeline:
                 path = layout.memory_path(memory_line)
                 await db(self.store.put_staging, path, out.storyline_memory, chapter=n)
         else:
-            msg = f"第 {n} 章摘要未能生成，状态本章不更新（可稍后重建）"
-            outcome.warnings.append(msg)
-            self._emit(PipelineWarning(n, msg))
+            self._say(n, outcome.warnings, f"第 {n} 章摘要未能生成，状态本章不更新（可稍后重建）")
 
         refined = text
         if authors:
@@ -487,16 +490,15 @@ class ChapterPipeline:
             "total_cost_usd": round(cost, 6),
         }
         await db(self.store.put_staging, layout.log_path(n), json.dumps(log, ensure_ascii=False, indent=2))
-        outcome.warnings += await db(stage_commit_documents, self.store, n)
+        for msg in await db(stage_commit_documents, self.store, n):
+            self._say(n, outcome.warnings, msg)
         result = await db(self.store.commit_chapter, n, volume=brief.volume, storyline_id=brief.storyline_id)
         if result.ops_skipped:
-            msg = f"第 {n} 章的状态补丁未能应用：{result.ops_skipped}"
-            outcome.warnings.append(msg)
-            self._emit(PipelineWarning(n, msg))
+            self._say(n, outcome.warnings, f"第 {n} 章的状态补丁未能应用：{result.ops_skipped}")
             if result.rebuild_recommended:
-                outcome.warnings.append("状态补丁已累计跳过 3 次，建议重建状态（novel rebuild）")
+                self._say(n, outcome.warnings, "状态补丁已累计跳过 3 次，建议重建状态（novel rebuild）")
         for dropped in result.dropped_ops:
-            outcome.warnings.append(f"第 {n} 章丢弃了一个状态 op：{dropped}")
+            self._say(n, outcome.warnings, f"第 {n} 章丢弃了一个状态 op：{dropped}")
         await db(self.store.update_checkpoint, orchestrator_state="WRITING")
         outcome.chars = count_chars(text)
         outcome.revisions = int(notes["revisions"])

@@ -109,3 +109,49 @@ def test_the_second_polish_gets_the_judges_style_issues_and_only_what_is_left_of
     assert applied * len(PARAGRAPHS[0]) <= budget < (applied + 1) * len(PARAGRAPHS[0])
     assert sum(spent) <= int(size * 0.15)
     assert text.count("山门石阶湿滑") == applied
+
+
+def test_a_retry_is_said_once_in_chinese(
+    novel: Path, fake: FakeAnthropicServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.e2e.replies import summarizer_json, writer_text
+    from tests.fakes.anthropic_server import Reply
+
+    fake.script("chapter_writer", Reply.overloaded(), Reply(writer_text(), chunk_size=40))
+    fake.script("summarizer", Reply.malformed_json(), summarizer_json())
+    assert main(["continue", str(novel), "--non-interactive"]) == 0
+    err = capsys.readouterr().err
+    repaired = [line for line in err.splitlines() if "修复重试后成功" in line]
+    assert repaired == ["  ! 摘要：摘要与状态补丁首次输出无效，修复重试后成功。"]
+    retried = [line for line in err.splitlines() if "重试" in line and "章节写作" in line]
+    assert len(retried) == 1 and "章节写作的请求服务繁忙（529）" in retried[0]
+    assert re.search(r"(马上|\d+ 秒后)重试（第 2 次，最多 \d 次）$", retried[0])
+    # No raw English log line, no role id in a line the author reads.
+    assert "LLM call" not in err and "summarizer" not in err and "chapter_writer" not in err
+
+
+def test_commit_warnings_reach_the_author_once(novel: Path, fake: FakeAnthropicServer) -> None:
+    """Every warning of a chapter run is a PipelineWarning (the window shows those), each exactly once."""
+    import asyncio
+
+    from novel_desktop.pipeline.chapter import ChapterPipeline
+    from novel_desktop.pipeline.events import PipelineWarning
+    from novel_desktop.pipeline.interaction import refuse_non_interactive
+    from novel_desktop.session import NovelSession
+    from tests.fakes.anthropic_server import Reply
+
+    fake.script("summarizer", Reply.malformed_json(), Reply.malformed_json())
+    events: list[object] = []
+
+    async def run() -> list[str]:
+        with NovelStore.open(novel, write=True) as store:
+            async with NovelSession(store, responder=refuse_non_interactive) as session:
+                pipeline = ChapterPipeline(
+                    store, session.agents.chapter, session.interaction, emit=events.append
+                )
+                return (await pipeline.run_chapter()).warnings
+
+    warnings = asyncio.run(run())
+    shown = [e.message for e in events if isinstance(e, PipelineWarning)]
+    assert warnings and shown == warnings
+    assert any(w.startswith("摘要：摘要与状态补丁输出两次都无法通过校验") for w in shown)
