@@ -158,7 +158,7 @@ class LLMChapterAgents:
         context = fact_sheet.summarizer_context(facts, text, self._hints.get(brief.chapter, ""))
         prompt = render_template("summarizer", context)
         result = await structured_call(
-            self.client, AgentRole.summarizer, prompt, SummarizerReply, what="摘要与状态补丁"
+            self.client, AgentRole.summarizer, prompt, SummarizerReply, what="摘要与状态补丁", chapter=text
         )
         if result.value is None:
             return AgentResult(None, result.calls, result.warnings)
@@ -198,7 +198,7 @@ class LLMChapterAgents:
         context = fact_sheet.refiner_context(facts, text, budget, focus.points, later=later)
         prompt = render_template("style_refiner", context)
         return await structured_call(
-            self.client, AgentRole.style_refiner, prompt, RefineEdits, what="润色修改清单"
+            self.client, AgentRole.style_refiner, prompt, RefineEdits, what="润色修改清单", chapter=text
         )
 
     @_on_chapter
@@ -206,7 +206,7 @@ class LLMChapterAgents:
         facts = await self._load(brief.chapter)
         prompt = render_template("quality_judge", fact_sheet.judge_context(facts, text))
         role = AgentRole.judge_secondary if secondary else AgentRole.quality_judge
-        result = await structured_call(self.client, role, prompt, Evaluation, what="评审结果")
+        result = await structured_call(self.client, role, prompt, Evaluation, what="评审结果", chapter=text)
         if result.value is not None:
             result.value = finish_evaluation(result.value, brief.chapter)
         return result

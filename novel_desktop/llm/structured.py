@@ -186,6 +186,10 @@ async def call_structured(
                 # No assistant turn to answer (an empty reply): extend the user turn, since some
                 # Anthropic-compatible providers reject two user turns in a row.
                 convo = [*convo[:-1], {"role": "user", "content": f"{last['content']}\n\n{repair}"}]
+            elif last is not None and last.get("role") == "user" and isinstance(last.get("content"), list):
+                # The same for a user turn of text blocks (a cached chapter block): one more block.
+                extra = {"type": "text", "text": f"\n\n{repair}"}
+                convo = [*convo[:-1], {"role": "user", "content": [*last["content"], extra]}]
             else:
                 convo = [*convo, {"role": "user", "content": repair}]
     result.warnings.append(f"{role.label}：{label}输出两次都无法通过校验，已跳过这一步：{problem}")

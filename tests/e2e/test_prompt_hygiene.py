@@ -155,3 +155,54 @@ def test_commit_warnings_reach_the_author_once(novel: Path, fake: FakeAnthropicS
     shown = [e.message for e in events if isinstance(e, PipelineWarning)]
     assert warnings and shown == warnings
     assert any(w.startswith("摘要：摘要与状态补丁输出两次都无法通过校验") for w in shown)
+
+
+def chapter_blocks(request: RecordedRequest) -> list[str]:
+    """The texts of the cache-marked blocks of the request's first user turn."""
+    content = request.body["messages"][0]["content"]
+    assert isinstance(content, list), "the chapter goes as its own block"
+    return [b["text"] for b in content if "cache_control" in b]
+
+
+def test_the_chapter_is_one_cached_block_the_later_calls_send_identically(
+    novel: Path, fake: FakeAnthropicServer
+) -> None:
+    # Chapter 5 ends the volume: judged twice; 3.7 from both judges sends it to the second polish.
+    fake.script("quality_judge", judge_json(4.2), judge_json(4.2), judge_json(3.7))
+    fake.script("judge_secondary", judge_json(3.7))
+    assert main(["continue", str(novel), "-n", "3", "--non-interactive"]) == 0
+    judge = fake.requests_for("quality_judge")[2]
+    second = fake.requests_for("judge_secondary")[0]
+    polish = fake.requests_for("style_refiner")[-1]
+    summarizer = fake.requests_for("summarizer")[-1]
+    [judged] = chapter_blocks(judge)
+    assert judged.startswith("# 第5章")
+    # The secondary judge and the polish send the very same block, cache-marked, and the chapter only there.
+    for request in (second, polish):
+        assert chapter_blocks(request) == [judged]
+        assert user_text(request).count(judged) == 1
+    # The judge and the secondary judge have the same prefix up to it: on one model it is read from the cache.
+    assert judge.body["system"] == second.body["system"]
+    assert judge.body["messages"][0]["content"] == second.body["messages"][0]["content"]
+    # The summarizer read the draft the same way (its own block: the refiner had not changed it yet).
+    assert len(chapter_blocks(summarizer)) == 1
+    # Within the API's four breakpoints.
+    for request in (judge, second, polish, summarizer):
+        marks = [b for b in request.system_blocks if "cache_control" in b]
+        assert len(marks) + 1 <= 4
+
+
+def test_a_repair_reads_the_chapter_from_the_cache(novel: Path, fake: FakeAnthropicServer) -> None:
+    from tests.fakes.anthropic_server import Reply, estimate_tokens
+
+    fake.script("quality_judge", Reply.malformed_json(), judge_json(4.2))
+    assert main(["continue", str(novel), "--non-interactive"]) == 0
+    first, repair = fake.requests_for("quality_judge")
+    [chapter] = chapter_blocks(first)
+    assert chapter_blocks(repair) == [chapter]
+    usage = [r["usage"] for r in fake.reported if r["role"] == "quality_judge"]
+    assert usage[1]["cache_read_input_tokens"] >= estimate_tokens(chapter)
+    with NovelStore.open(novel, write=False) as store:
+        judge_stage = [s for s in store.pipeline_log(3)["stages"] if s["name"] == "judge"]
+    assert len(judge_stage) == 2  # the pipeline log shows the repair reading the chapter from the cache
+    assert judge_stage[1]["cache_read_input_tokens"] >= estimate_tokens(chapter)

@@ -307,6 +307,20 @@ class FakeAnthropicServer:
         }
 
 
+def _breakpoints(body: dict[str, Any]) -> int:
+    """How many blocks of a request (system and messages) carry ``cache_control``."""
+    blocks = (
+        [b for b in body.get("system") or [] if isinstance(b, dict)]
+        if not isinstance(body.get("system"), str)
+        else []
+    )
+    for message in body.get("messages") or []:
+        content = message.get("content")
+        if isinstance(content, list):
+            blocks += [b for b in content if isinstance(b, dict)]
+    return sum(1 for b in blocks if "cache_control" in b)
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _Server
@@ -388,6 +402,14 @@ class _Handler(BaseHTTPRequestHandler):
             if name not in body:
                 self._send_error(400, "invalid_request_error", f"{name}: Field required")
                 return
+
+        if (
+            _breakpoints(body) > 4
+        ):  # as the real API: "A maximum of 4 blocks with cache_control may be provided"
+            self._send_error(
+                400, "invalid_request_error", "A maximum of 4 blocks with cache_control may be provided"
+            )
+            return
 
         reply = self.owner._next_reply(record.role)
         if reply.http_status is not None:
