@@ -48,6 +48,10 @@ def analysis_facts(facts: NovelFacts, text: str) -> str:
     return "\n".join(lines)
 
 
+#: The contract keys the writer reads in its storyline section, so its L3 contract section leaves them out.
+STORYLINE_KEYS = ("storyline_context", "transition_hint")
+
+
 def writer_context(facts: NovelFacts) -> dict[str, str]:
     line = facts.storyline_id or ""
     return {
@@ -62,11 +66,13 @@ def writer_context(facts: NovelFacts) -> dict[str, str]:
         "chapter_num": str(facts.chapter),
         "storyline_id": line,
         "storyline_memory": facts.memories.get(line, ""),
-        "storyline_context": facts.storyline_context(),
+        # Each storyline fact once: the contract's storyline part is in the storyline section, not again in
+        # the contract; an adjacent line gets its memory, a frozen one its one line (seed §6.6.7 Layer 1).
+        "storyline_context": facts.writer_storyline_context(),
         "adjacent_memories": facts.adjacent_memories(),
         "concurrent_state": facts.concurrent_state(),
         "chapter_outline": facts.chapter_outline,
-        "chapter_contract": facts.chapter_contract_text(),
+        "chapter_contract": facts.chapter_contract_text(omit=STORYLINE_KEYS),
         "character_contracts": facts.character_contracts(),
         "recent_summaries": facts.recent_summaries(),
         "current_state": facts.pruned_state(),

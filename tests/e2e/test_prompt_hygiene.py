@@ -206,3 +206,67 @@ def test_a_repair_reads_the_chapter_from_the_cache(novel: Path, fake: FakeAnthro
         judge_stage = [s for s in store.pipeline_log(3)["stages"] if s["name"] == "judge"]
     assert len(judge_stage) == 2  # the pipeline log shows the repair reading the chapter from the cache
     assert judge_stage[1]["cache_read_input_tokens"] >= estimate_tokens(chapter)
+
+
+def test_each_storyline_fact_reaches_the_writer_once_and_a_line_is_adjacent_or_frozen(
+    novel: Path, fake: FakeAnthropicServer
+) -> None:
+    lines = [
+        {"id": "main_arc", "name": "林枫问道", "type": "main_arc", "status": "active", "description": "主线"},
+        {
+            "id": "sect_war",
+            "name": "宗门之争",
+            "type": "faction_conflict",
+            "status": "active",
+            "description": "两宗相争",
+        },
+        {
+            "id": "old_feud",
+            "name": "陈老旧怨",
+            "type": "mystery",
+            "status": "dormant",
+            "description": "陈老的过去",
+        },
+    ]
+    contract = {
+        "chapter": 3,
+        "storyline_id": "main_arc",
+        "objectives": [{"id": "OBJ-003-1", "type": "plot", "required": True, "description": "林枫过问心阶"}],
+        "storyline_context": {
+            "last_chapter_on_this_line": 2,
+            "last_chapter_summary": "陈老带林枫到了苍梧山脚",
+            "chapters_since_last": 0,
+            # sect_war is active in the schedule (adjacent) AND named here: today it was both.
+            "concurrent_state": {"sect_war": "玄水宗使者已到山门", "old_feud": "陈老闭门不出"},
+        },
+        "transition_hint": {"next_storyline": "sect_war", "bridge": "考核的钟声传到玄水宗使者耳中"},
+    }
+    with NovelStore.open(novel, write=True) as store:
+        schedule = json.loads(store.document("volumes/vol-01/storyline-schedule.json") or "{}")
+        schedule["active_storylines"].append({"storyline_id": "sect_war", "volume_role": "secondary"})
+        store.put_documents(
+            {
+                "storylines/storylines.json": json.dumps({"storylines": lines}, ensure_ascii=False),
+                "storylines/sect_war/memory.md": "- 玄水宗与苍梧宗争夺灵脉\n- 使者携战书而来",
+                "storylines/old_feud/memory.md": "- 陈老年轻时是苍梧宗弃徒",
+                "volumes/vol-01/storyline-schedule.json": json.dumps(schedule, ensure_ascii=False),
+                "volumes/vol-01/chapter-contracts/chapter-003.json": json.dumps(contract, ensure_ascii=False),
+            }
+        )
+    assert main(["continue", str(novel), "--non-interactive"]) == 0
+    prompt = user_text(fake.requests_for("chapter_writer")[0])
+    section = prompt.split("<storyline_context>", 1)[1].split("</storyline_context>", 1)[0]
+    adjacent = section.split("<adjacent_lines", 1)[1].split("</adjacent_lines>", 1)[0]
+    frozen = section.split("<frozen_lines", 1)[1].split("</frozen_lines>", 1)[0]
+    # sect_war is adjacent: its memory, headed by the contract's news; not also a frozen line.
+    assert "[sect_war] 此刻：玄水宗使者已到山门" in adjacent and "使者携战书而来" in adjacent
+    assert "sect_war" not in frozen
+    # old_feud is frozen: one line, no memory.
+    assert "- old_feud：陈老闭门不出" in frozen and "弃徒" not in prompt
+    # Each fact once in the whole user turn.
+    for fact in ("玄水宗使者已到山门", "考核的钟声传到玄水宗使者耳中", "陈老闭门不出", "林枫过问心阶"):
+        assert prompt.count(fact) == 1, fact
+    # The last chapter's summary is among the recent summaries: not repeated in the storyline context.
+    contract_part = prompt.split("## L3 章节契约", 1)[1].split("## L2", 1)[0]
+    assert "storyline_context" not in contract_part and "transition_hint" not in contract_part
+    assert "陈老带林枫到了苍梧山脚" not in section
