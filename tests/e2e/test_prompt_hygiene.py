@@ -16,11 +16,7 @@ from tests.fakes.anthropic_server import FakeAnthropicServer, RecordedRequest
 
 
 def user_text(request: RecordedRequest) -> str:
-    """The first user turn as the model reads it (one string, or its text blocks in order)."""
-    content = request.body["messages"][0]["content"]
-    if isinstance(content, str):
-        return content
-    return "".join(str(block.get("text", "")) for block in content)
+    return request.user_text
 
 
 def judge_with_violation(score: float) -> str:

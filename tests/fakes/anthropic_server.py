@@ -158,6 +158,15 @@ class RecordedRequest:
         return self.headers.get("x-novel-agent")
 
     @property
+    def user_text(self) -> str:
+        """The first user turn as the model reads it: the string, or its text blocks joined in order (a
+        chapter goes as its own cache-marked block)."""
+        content = self.body["messages"][0]["content"]
+        if isinstance(content, str):
+            return content
+        return "".join(str(block.get("text", "")) for block in content)
+
+    @property
     def system_blocks(self) -> list[dict[str, Any]]:
         system = self.body.get("system")
         if isinstance(system, str):
