@@ -7,6 +7,7 @@ refiner and the judge as facts, so their style scores rest on numbers rather tha
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 
 from novel_desktop.agents.context import NovelFacts
@@ -98,6 +99,21 @@ def revision_round_text(round_: int) -> str:
     )
 
 
+_RULE = re.compile(r"^\[([^\]]+)\]")
+
+
+def violation_lines(order: RevisionOrder) -> str:
+    """One ``- `` line per violation, as the gate shows it; in a later round, a violation of a rule the
+    previous round was already told about is marked as left unfixed."""
+    told = {m.group(1) for v in order.earlier if (m := _RULE.match(v))}
+    lines = []
+    for v in order.violations:
+        m = _RULE.match(v)
+        mark = f"【第 {order.round - 1} 轮已要求修改，仍未解决】" if m and m.group(1) in told else ""
+        lines.append(f"- {mark}{v}")
+    return "\n".join(lines)
+
+
 def reviser_context(facts: NovelFacts, draft: str, order: RevisionOrder) -> dict[str, str]:
     line = facts.storyline_id or ""
     return {
@@ -115,7 +131,7 @@ def reviser_context(facts: NovelFacts, draft: str, order: RevisionOrder) -> dict
         "chapter_contract": facts.chapter_contract_text(),
         "character_contracts": facts.character_contracts(),
         "chapter_draft": draft,
-        "violations": "\n".join(f"- {v}" for v in order.violations),
+        "violations": violation_lines(order),
         "required_fixes": "\n".join(f"- {f}" for f in order.fixes),
     }
 

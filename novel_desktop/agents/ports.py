@@ -63,9 +63,18 @@ class RevisionOrder:
     round: int = 1
     violations: tuple[str, ...] = ()
     fixes: tuple[str, ...] = ()
+    #: The violation lines the previous round was given (round 2 is told which of its own are left over).
+    earlier: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {"round": self.round, "violations": list(self.violations), "fixes": list(self.fixes)}
+        data: dict[str, Any] = {
+            "round": self.round,
+            "violations": list(self.violations),
+            "fixes": list(self.fixes),
+        }
+        if self.earlier:
+            data["earlier"] = list(self.earlier)
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RevisionOrder:
@@ -73,6 +82,7 @@ class RevisionOrder:
             int(data.get("round") or 1),
             tuple(str(v) for v in data.get("violations") or ()),
             tuple(str(f) for f in data.get("fixes") or ()),
+            tuple(str(v) for v in data.get("earlier") or ()),
         )
 
 

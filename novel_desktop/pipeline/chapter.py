@@ -15,7 +15,7 @@ import asyncio
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from novel_desktop.agents.ports import (
@@ -269,6 +269,7 @@ class ChapterPipeline:
             notes["revisions"] = int(notes["revisions"]) + 1
             notes["polished"] = False
             order = verdict.revision_order(int(notes["revisions"]))
+            order = replace(order, earlier=tuple(notes.get("revised_violations") or ()))
             notes["pending_revision"] = {"mode": mode.value, **order.to_json()}
             await self._save_notes(n, notes)
             text = await self._draft(brief, notes, mode, text, order, outcome)
@@ -303,7 +304,9 @@ class ChapterPipeline:
             raise PipelineError(f"第 {n} 章写作阶段没有产出正文 (the writer returned no text)")
         text = result.value
         self._record(n, notes, stage, result.calls, started)
-        notes.pop("pending_revision", None)
+        done = notes.pop("pending_revision", None)
+        if isinstance(done, dict):  # what this revision was asked to fix, for the next round's order
+            notes["revised_violations"] = list(done.get("violations") or [])
         author_text = bool(notes.pop("author_edited", None))
         kind = "draft" if mode is WriteMode.DRAFT else "revision"
         # A new text invalidates everything derived from the previous one.

@@ -44,9 +44,11 @@ def test_the_second_revision_is_told_it_is_round_two_and_the_last(
     assert "第 2 轮修订（共最多 2 轮）" in second
     assert "这是最后一轮" in second and "第 1 轮没有改好" in second
     # The violation arrives as one readable line with its rule and the quoted passage, never as a repr.
-    line = "- [W-001] 越级使用法术：炼气期的林枫施展了金丹期的御剑术 原文：「林枫并指一挥，飞剑破空」"
+    line = "[W-001] 越级使用法术：炼气期的林枫施展了金丹期的御剑术 原文：「林枫并指一挥，飞剑破空」"
+    assert f"- {line}" in first.splitlines()
+    # Round 2 is told this rule was already in round 1's order and is still broken.
+    assert f"- 【第 1 轮已要求修改，仍未解决】{line}" in second.splitlines()
     for text in (first, second):
-        assert line in text.splitlines()
         assert "rule_id" not in text and "Violation(" not in text and "('" not in text
     with NovelStore.open(novel, write=False) as store:
         assert store.pipeline_log(3)["revisions"] == 2
