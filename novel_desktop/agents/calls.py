@@ -7,7 +7,7 @@ agents' single way into it, so the chapter, planning and judging agents price an
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -41,15 +41,42 @@ def call_record(client: LLMClient, response: LLMResponse) -> CallRecord:
     )
 
 
+def user_turn(prompt: RenderedPrompt, chapter: str | None = None) -> dict[str, Any]:
+    """The prompt's user message. With ``chapter`` (the chapter text the prompt quotes), the message is split
+    into text blocks around it and the chapter's block carries a cache breakpoint: every later call of the
+    same chapter text whose prefix up to it is the same (the same model, the same system blocks and text
+    before it: the secondary judge on a one-model setup, every repair retry) reads it from the prompt cache
+    instead of paying for it again. The model reads exactly the same text either way."""
+    body = (chapter or "").strip()
+    at = prompt.user.rfind(body) if body else -1
+    if at < 0:
+        return {"role": "user", "content": prompt.user}
+    head, tail = prompt.user[:at], prompt.user[at + len(body) :]
+    blocks: list[dict[str, Any]] = []
+    if head:
+        blocks.append({"type": "text", "text": head})
+    blocks.append({"type": "text", "text": body, "cache_control": {"type": "ephemeral"}})
+    if tail:
+        blocks.append({"type": "text", "text": tail})
+    return {"role": "user", "content": blocks}
+
+
 async def structured_call(
-    client: LLMClient, role: AgentRole, prompt: RenderedPrompt, model: type[M], *, what: str
+    client: LLMClient,
+    role: AgentRole,
+    prompt: RenderedPrompt,
+    model: type[M],
+    *,
+    what: str,
+    chapter: str | None = None,
 ) -> AgentResult[M]:
-    """Call ``role`` with ``prompt`` and parse the reply into ``model`` (one repair retry, then a warning)."""
+    """Call ``role`` with ``prompt`` and parse the reply into ``model`` (one repair retry, then a warning);
+    ``chapter``: the chapter text the prompt quotes, sent as a cached block (:func:`user_turn`)."""
     result = await call_structured(
         client,
         role,
         system_blocks(prompt.system_blocks),
-        [{"role": "user", "content": prompt.user}],
+        [user_turn(prompt, chapter)],
         model,
         what=what,
     )
@@ -58,4 +85,4 @@ async def structured_call(
     )
 
 
-__all__ = ["call_record", "structured_call", "system_blocks"]
+__all__ = ["call_record", "structured_call", "system_blocks", "user_turn"]

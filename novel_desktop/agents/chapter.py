@@ -27,7 +27,14 @@ from novel_desktop.agents.context_recorder import (
 )
 from novel_desktop.agents.continuation import MAX_CONTINUATIONS, stream_whole
 from novel_desktop.agents.judge import finish_evaluation
-from novel_desktop.agents.ports import AgentResult, ChapterBrief, RevisionOrder, SummaryOutput, WriteMode
+from novel_desktop.agents.ports import (
+    AgentResult,
+    ChapterBrief,
+    RefineFocus,
+    RevisionOrder,
+    SummaryOutput,
+    WriteMode,
+)
 from novel_desktop.agents.templates import RenderedPrompt, render_template
 from novel_desktop.agents.writer_budget import Cut, fit_writer_prompt
 from novel_desktop.domain.common import SeedModel
@@ -200,7 +207,7 @@ class LLMChapterAgents:
             facts, "summarizer", (await self._round(brief.chapter))[0], prompt, AgentRole.summarizer
         )
         result = await structured_call(
-            self.client, AgentRole.summarizer, prompt, SummarizerReply, what="摘要与状态补丁"
+            self.client, AgentRole.summarizer, prompt, SummarizerReply, what="摘要与状态补丁", chapter=text
         )
         if result.value is None:
             return AgentResult(None, result.calls, result.warnings)
@@ -231,14 +238,19 @@ class LLMChapterAgents:
         return AgentResult(out, result.calls, result.warnings)
 
     @_on_chapter
-    async def refine(self, brief: ChapterBrief, text: str) -> AgentResult[RefineEdits]:
+    async def refine(
+        self, brief: ChapterBrief, text: str, *, focus: RefineFocus | None = None
+    ) -> AgentResult[RefineEdits]:
         facts = await self._load(brief.chapter)
-        budget = int(len(text) * MAX_CHANGE_RATIO)
-        prompt = render_template("style_refiner", fact_sheet.refiner_context(facts, text, budget))
+        focus = focus or RefineFocus()
+        budget = int(len(text) * MAX_CHANGE_RATIO) if focus.budget is None else focus.budget
+        later = focus.budget is not None
+        context = fact_sheet.refiner_context(facts, text, budget, focus.points, later=later)
+        prompt = render_template("style_refiner", context)
         round_, judged = await self._round(brief.chapter)
         await self._note(facts, "polish" if judged else "refiner", round_, prompt, AgentRole.style_refiner)
         return await structured_call(
-            self.client, AgentRole.style_refiner, prompt, RefineEdits, what="润色修改清单"
+            self.client, AgentRole.style_refiner, prompt, RefineEdits, what="润色修改清单", chapter=text
         )
 
     @_on_chapter
@@ -249,8 +261,10 @@ class LLMChapterAgents:
         if not task:
             return AgentResult(RefineEdits())
         prompt = render_template("length_editor", fact_sheet.length_editor_context(facts, text, task))
+        round_ = (await self._round(brief.chapter))[0]
+        await self._note(facts, "length", round_, prompt, AgentRole.style_refiner)
         return await structured_call(
-            self.client, AgentRole.style_refiner, prompt, RefineEdits, what="字数调整修改清单"
+            self.client, AgentRole.style_refiner, prompt, RefineEdits, what="字数调整修改清单", chapter=text
         )
 
     @_on_chapter
@@ -260,7 +274,7 @@ class LLMChapterAgents:
         role = AgentRole.judge_secondary if secondary else AgentRole.quality_judge
         round_ = (await self._round(brief.chapter))[0]
         await self._note(facts, "judge2" if secondary else "judge", round_, prompt, role)
-        result = await structured_call(self.client, role, prompt, Evaluation, what="评审结果")
+        result = await structured_call(self.client, role, prompt, Evaluation, what="评审结果", chapter=text)
         if result.value is not None:
             weights = platform_profile(facts.platform).weights
             result.value = finish_evaluation(result.value, brief.chapter, weights)

@@ -185,6 +185,22 @@ class NovelFacts:
             keep="start",
         )
 
+    def writer_storyline_context(self) -> str:
+        """The writer's 当前线进度与过渡: the contract's storyline_context and transition_hint, less what the
+        writer's prompt says elsewhere (the other lines' news: adjacent_memories / concurrent_state; the
+        last chapter's summary when it is among the recent summaries)."""
+        if not self.contract or not self.contract.get("storyline_context"):
+            return ""
+        ctx = self.contract["storyline_context"]
+        if isinstance(ctx, dict):
+            ctx = {k: v for k, v in ctx.items() if k != "concurrent_state"}
+            if ctx.get("last_chapter_on_this_line") in {n for n, _ in self.recent}:
+                ctx.pop("last_chapter_summary", None)
+        out: dict[str, Any] = {"storyline_context": ctx}
+        if self.contract.get("transition_hint"):
+            out["transition_hint"] = self.contract["transition_hint"]
+        return _compact(out)
+
     def storyline_context(self) -> str:
         if self.contract and self.contract.get("storyline_context"):
             ctx = {"storyline_context": self.contract["storyline_context"]}
@@ -196,22 +212,45 @@ class NovelFacts:
     def _active_lines(self) -> list[str]:
         return [str(a.get("storyline_id")) for a in (self.schedule or {}).get("active_storylines", []) or []]
 
-    def adjacent_memories(self) -> str:
+    def adjacent_lines(self) -> list[str]:
+        """The lines whose memory the writer gets besides its own (seed §6.6.7 Layer 1): the schedule's
+        active lines, and in a convergence event's chapters the lines the event brings together. Every other
+        line is frozen (one concurrent_state line); a line is never both."""
+        lines = self._active_lines()
+        for event in (self.schedule or {}).get("convergence_events", []) or []:
+            rng = event.get("chapter_range") or []
+            if len(rng) == 2 and rng[0] <= self.chapter <= rng[1]:
+                lines += [str(x) for x in event.get("involved_storylines") or event.get("storylines") or []]
         current = self.storyline_id
+        return [line for line in dict.fromkeys(lines) if line != current]
+
+    def _contract_concurrent(self) -> dict[str, Any]:
+        ctx = (self.contract or {}).get("storyline_context") or {}
+        found = ctx.get("concurrent_state") if isinstance(ctx, dict) else None
+        return dict(found) if isinstance(found, dict) else {}
+
+    def adjacent_memories(self) -> str:
+        """Each adjacent line's memory, headed by the contract's one-line news of it when it has one."""
+        news = self._contract_concurrent()
         parts = []
-        for line in self._active_lines():
-            if line != current and self.memories.get(line):
-                parts.append(f"[{line}]\n{trim_to_tokens(self.memories[line], 600)}")
+        for line in self.adjacent_lines():
+            memory = self.memories.get(line, "")
+            head = f"[{line}]" + (f" 此刻：{news[line]}" if news.get(line) else "")
+            if memory:
+                parts.append(f"{head}\n{trim_to_tokens(memory, 600)}")
+            elif news.get(line):
+                parts.append(head)
         return "\n\n".join(parts)
 
     def concurrent_state(self) -> str:
-        current, active = self.storyline_id, set(self._active_lines())
-        from_contract = ((self.contract or {}).get("storyline_context") or {}).get("concurrent_state") or {}
-        lines = [f"- {k}：{v}" for k, v in from_contract.items() if k != current]
+        """One line per frozen line (not the current one, not an adjacent one: those get their memory)."""
+        current, adjacent = self.storyline_id, set(self.adjacent_lines())
+        from_contract = self._contract_concurrent()
+        lines = [f"- {k}：{v}" for k, v in from_contract.items() if k != current and k not in adjacent]
         known = set(from_contract)
         for s in self.storylines:
             sid = str(s.get("id"))
-            if sid == current or sid in known or sid in active:
+            if sid == current or sid in known or sid in adjacent:
                 continue
             memory = self.memories.get(sid, "")
             first = next(
@@ -278,8 +317,11 @@ class NovelFacts:
                 tasks.append(f"- 回收窗口内{overdue}：{item.get('id')}：{item.get('description', '')}")
         return "\n".join(tasks)
 
-    def chapter_contract_text(self) -> str:
-        return _compact(self.contract) if self.contract else ""
+    def chapter_contract_text(self, *, omit: tuple[str, ...] = ()) -> str:
+        """The L3 contract as compact JSON, less the ``omit`` keys (what the prompt shows elsewhere)."""
+        if not self.contract:
+            return ""
+        return _compact({k: v for k, v in self.contract.items() if k not in omit})
 
     def entity_roster(self) -> str:
         lines = [f"- characters.{c.get('id')} = {c.get('name')}" for c in self.characters]

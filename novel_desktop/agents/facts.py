@@ -7,6 +7,8 @@ refiner and the judge as facts, so their style scores rest on numbers rather tha
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Sequence
 
 from novel_desktop.agents.context import NovelFacts
 from novel_desktop.agents.ports import RevisionOrder
@@ -55,6 +57,10 @@ def analysis_facts(facts: NovelFacts, text: str) -> str:
     return "\n".join(lines)
 
 
+#: The contract keys the writer reads in its storyline section, so its L3 contract section leaves them out.
+STORYLINE_KEYS = ("storyline_context", "transition_hint")
+
+
 def writer_context(facts: NovelFacts) -> dict[str, str]:
     line = facts.storyline_id or ""
     return {
@@ -69,17 +75,51 @@ def writer_context(facts: NovelFacts) -> dict[str, str]:
         "chapter_num": str(facts.chapter),
         "storyline_id": line,
         "storyline_memory": facts.memories.get(line, ""),
-        "storyline_context": facts.storyline_context(),
+        # Each storyline fact once: the contract's storyline part is in the storyline section, not again in
+        # the contract; an adjacent line gets its memory, a frozen one its one line (seed §6.6.7 Layer 1).
+        "storyline_context": facts.writer_storyline_context(),
         "adjacent_memories": facts.adjacent_memories(),
         "concurrent_state": facts.concurrent_state(),
         "chapter_outline": facts.chapter_outline,
-        "chapter_contract": facts.chapter_contract_text(),
+        "chapter_contract": facts.chapter_contract_text(omit=STORYLINE_KEYS),
         "character_contracts": facts.character_contracts(),
         "recent_summaries": facts.recent_summaries(),
         "current_state": facts.pruned_state(),
         "foreshadowing_tasks": facts.foreshadowing_tasks(),
         "style_drift": facts.style_drift,
     }
+
+
+#: How many targeted revisions the gate allows before a forced pass (seed 004 §6 质量门控, §8.2).
+MAX_REVISION_ROUNDS = 2
+
+
+def revision_round_text(round_: int) -> str:
+    """The reviser's round as it is told: which round of how many, and in the last one that it is the last
+    and that its violations are what the previous round left unfixed (the judge found them in its text)."""
+    head = f"第 {round_} 轮修订（共最多 {MAX_REVISION_ROUNDS} 轮）。"
+    if round_ < MAX_REVISION_ROUNDS:
+        return head + "本轮之后会重新评审，仍不合格还有一轮修订机会。"
+    return head + (
+        "这是最后一轮：本轮之后不再自动修订，仍不合格的章节会被强制通过并标记给作者处理。"
+        f"下面的契约违规和修订指令是第 {round_ - 1} 轮修订后重新评审仍然发现的问题，"
+        f"也就是第 {round_ - 1} 轮没有改好的地方，本轮必须逐条彻底解决，不能换个说法保留。"
+    )
+
+
+_RULE = re.compile(r"^\[([^\]]+)\]")
+
+
+def violation_lines(order: RevisionOrder) -> str:
+    """One ``- `` line per violation, as the gate shows it; in a later round, a violation of a rule the
+    previous round was already told about is marked as left unfixed."""
+    told = {m.group(1) for v in order.earlier if (m := _RULE.match(v))}
+    lines = []
+    for v in order.violations:
+        m = _RULE.match(v)
+        mark = f"【第 {order.round - 1} 轮已要求修改，仍未解决】" if m and m.group(1) in told else ""
+        lines.append(f"- {mark}{v}")
+    return "\n".join(lines)
 
 
 def reviser_context(facts: NovelFacts, draft: str, order: RevisionOrder) -> dict[str, str]:
@@ -93,13 +133,13 @@ def reviser_context(facts: NovelFacts, draft: str, order: RevisionOrder) -> dict
         "storyline_spec": facts.storyline_spec_text(),
         "chapter_num": str(facts.chapter),
         "storyline_id": line,
-        "revision_round": f"第 {order.round} 轮修订（共最多 2 轮）",
+        "revision_round": revision_round_text(order.round),
         "storyline_memory": facts.memories.get(line, ""),
         "chapter_outline": facts.chapter_outline,
         "chapter_contract": facts.chapter_contract_text(),
         "character_contracts": facts.character_contracts(),
         "chapter_draft": draft,
-        "violations": "\n".join(f"- {v}" for v in order.violations),
+        "violations": violation_lines(order),
         "required_fixes": "\n".join(f"- {f}" for f in order.fixes),
     }
 
@@ -125,16 +165,42 @@ def summarizer_context(facts: NovelFacts, text: str, hints: str) -> dict[str, st
     }
 
 
-def refiner_context(facts: NovelFacts, text: str, budget: int) -> dict[str, str]:
+#: The first polish's order of work (the analysis numbers lead it).
+FIRST_PASS_FOCUS = "先替换 AI 套话命中，再处理重复句式；不改情节、对话内容和伏笔。"
+
+
+def refine_focus_text(points: Sequence[str]) -> str:
+    """The refiner's 本次重点: the usual order, or the judge's style findings for the second polish."""
+    if not points:
+        return FIRST_PASS_FOCUS
+    lines = "\n".join(f"- {p}" for p in points)
+    return (
+        "这是评审之后的第二次润色。评审指出了下面这些文风问题，只针对它们修改，"
+        f"其余文字保持原样；不改情节、对话内容和伏笔：\n{lines}"
+    )
+
+
+def refiner_context(
+    facts: NovelFacts, text: str, budget: int, focus: Sequence[str] = (), *, later: bool = False
+) -> dict[str, str]:
+    """The StyleRefiner's slots; ``later``: a second pass, whose ``budget`` is what the first one left."""
+    size = len(text)
+    if later:
+        change = (
+            f"本章共 {size} 个字符；两次润色合计不超过 15%，第一次润色已用去一部分，"
+            f"本次全部修改合计不超过 {budget} 个字符（超出的修改会被程序拒绝）"
+        )
+    else:
+        change = f"本章共 {size} 个字符，全部修改合计不超过 {budget} 个字符"
     return {
         "style_profile": facts.style_profile_text(),
         "writing_directives": facts.writing_directives(),
         "ai_blacklist": facts.blacklist_text(blacklist_words(facts)),
         "chapter_num": str(facts.chapter),
         "style_drift": facts.style_drift,
-        "refine_focus": "先替换 AI 套话命中，再处理重复句式；不改情节、对话内容和伏笔。",
+        "refine_focus": refine_focus_text(focus),
         "analysis_facts": analysis_facts(facts, text),
-        "change_budget": f"本章共 {len(text)} 个字符，全部修改合计不超过 {budget} 个字符",
+        "change_budget": change,
         "chapter_draft": text,
     }
 

@@ -72,7 +72,7 @@ class LLMJudgeAgent:
         """Judge ``text`` as chapter ``chapter``; the value is None when the reply could not be parsed."""
         prompt = await db(self._prompt, chapter, text)
         result = await structured_call(
-            self.client, AgentRole.quality_judge, prompt, Evaluation, what="评审结果"
+            self.client, AgentRole.quality_judge, prompt, Evaluation, what="评审结果", chapter=text
         )
         if result.value is not None:
             result.value = finish_evaluation(result.value, chapter, await db(self._weights))

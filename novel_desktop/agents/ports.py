@@ -73,9 +73,18 @@ class RevisionOrder:
     round: int = 1
     violations: tuple[str, ...] = ()
     fixes: tuple[str, ...] = ()
+    #: The violation lines the previous round was given (round 2 is told which of its own are left over).
+    earlier: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {"round": self.round, "violations": list(self.violations), "fixes": list(self.fixes)}
+        data: dict[str, Any] = {
+            "round": self.round,
+            "violations": list(self.violations),
+            "fixes": list(self.fixes),
+        }
+        if self.earlier:
+            data["earlier"] = list(self.earlier)
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RevisionOrder:
@@ -83,7 +92,18 @@ class RevisionOrder:
             int(data.get("round") or 1),
             tuple(str(v) for v in data.get("violations") or ()),
             tuple(str(f) for f in data.get("fixes") or ()),
+            tuple(str(v) for v in data.get("earlier") or ()),
         )
+
+
+@dataclass(frozen=True)
+class RefineFocus:
+    """What a later StyleRefiner pass (the second polish of a 3.5-3.9 chapter) is told: the judge's style
+    findings (one line each; empty: the usual order, AI phrases first) and how many characters it may still
+    change (``None``: the whole 15% of the text; the program rejects edits beyond it)."""
+
+    points: tuple[str, ...] = ()
+    budget: int | None = None
 
 
 @dataclass(frozen=True)
@@ -130,7 +150,9 @@ class ChapterAgents(Protocol):
 
     async def summarize(self, brief: ChapterBrief, text: str) -> AgentResult[SummaryOutput]: ...
 
-    async def refine(self, brief: ChapterBrief, text: str) -> AgentResult[RefineEdits]: ...
+    async def refine(
+        self, brief: ChapterBrief, text: str, *, focus: RefineFocus | None = None
+    ) -> AgentResult[RefineEdits]: ...
 
     async def judge(self, brief: ChapterBrief, text: str, *, secondary: bool) -> AgentResult[Evaluation]: ...
 

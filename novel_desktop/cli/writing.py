@@ -133,9 +133,7 @@ async def _run_continue(session: NovelSession, args: argparse.Namespace) -> int:
             print("已取消，本章未提交 (cancelled; nothing committed)", file=sys.stderr)
             return EXIT_STOPPED
         total += outcome.cost_usd
-        print(outcome.line())
-        for warning in outcome.warnings:
-            print(f"  ! {warning}", file=sys.stderr)
+        print(outcome.line())  # its warnings were printed as they happened (PipelineWarning), not again
         if outcome.status != "committed":
             print(f"合计 total: ${total:.2f}")
             return EXIT_STOPPED

@@ -59,15 +59,24 @@ def _touches_dialogue(start: int, end: int, spans: list[tuple[int, int]]) -> boo
     return any(start < s_end and end > s_start for s_start, s_end in spans)
 
 
-def apply_edits(draft: str, edits: list[RefineEdit], *, max_ratio: float = MAX_CHANGE_RATIO) -> RefineOutcome:
+def apply_edits(
+    draft: str,
+    edits: list[RefineEdit],
+    *,
+    max_ratio: float = MAX_CHANGE_RATIO,
+    budget: int | None = None,
+) -> RefineOutcome:
     """Apply edits in order, each to the first occurrence of its ``original`` not already edited.
 
     An edit is rejected (and reported) when its ``original`` is not in the draft, when it overlaps an earlier
     edit, when it changes words inside a quotation (dialogue content is off limits), or when it would take
-    the changed share of the text past ``max_ratio``. The budget counts, per edit, the longer of the
-    original and the replacement.
+    the changed share of the text past ``max_ratio`` — or past ``budget`` characters when given (a second
+    polish gets what the first pass left of the chapter's 15%). The budget counts, per edit, the longer of
+    the original and the replacement.
     """
-    budget = int(len(draft) * max_ratio)
+    limit = int(len(draft) * max_ratio)
+    if budget is not None:
+        limit = min(limit, max(0, budget))
     spans = _dialogue_spans(draft)
     taken: list[tuple[int, int, RefineEdit]] = []
     rejected: list[RejectedEdit] = []
@@ -86,8 +95,9 @@ def apply_edits(draft: str, edits: list[RefineEdit], *, max_ratio: float = MAX_C
             rejected.append(RejectedEdit(edit, "改动了对话内容（对话只由作者或写作阶段决定）"))
             continue
         cost = max(len(edit.original), len(edit.refined))
-        if used + cost > budget:
-            rejected.append(RejectedEdit(edit, f"超过 {int(max_ratio * 100)}% 的修改上限"))
+        if used + cost > limit:
+            why = f"超过本章 {int(max_ratio * 100)}% 的修改上限（本次可改 {limit} 个字符）"
+            rejected.append(RejectedEdit(edit, why))
             continue
         used += cost
         taken.append((start, end, edit))

@@ -115,11 +115,23 @@ class _Retryable(Exception):
         self.retry_after = retry_after
 
 
-def build_system(blocks: Sequence[PromptBlock]) -> list[dict[str, Any]]:
+def message_breakpoints(messages: Sequence[Mapping[str, Any]]) -> int:
+    """How many content blocks of ``messages`` carry a ``cache_control`` breakpoint."""
+    return sum(
+        1
+        for message in messages
+        if isinstance(message.get("content"), list)
+        for block in message["content"]
+        if isinstance(block, Mapping) and "cache_control" in block
+    )
+
+
+def build_system(blocks: Sequence[PromptBlock], *, reserved: int = 0) -> list[dict[str, Any]]:
     """System blocks for the API, with ``cache_control`` on the last (up to four) cached blocks.
 
     Each breakpoint ends a cacheable prefix, so the last cached block covers every stable part; the earlier
-    ones let a call still hit the cache when only a later stable part changed. Empty blocks are dropped
+    ones let a call still hit the cache when only a later stable part changed. ``reserved`` breakpoints are
+    left for the messages (a cache-marked chapter block), within the API's four. Empty blocks are dropped
     (the API rejects empty text). Raises ValueError when a cached block follows an uncached one: such a
     prefix would change on every call and never be read from the cache.
     """
@@ -133,7 +145,8 @@ def build_system(blocks: Sequence[PromptBlock]) -> list[dict[str, Any]]:
                 "cached prompt blocks must precede the uncached ones (a cache entry is a prefix)"
             )
     cached = [i for i, b in enumerate(kept) if b.cache]
-    breakpoints = set(cached[-MAX_CACHE_BREAKPOINTS:])
+    room = max(0, MAX_CACHE_BREAKPOINTS - reserved)
+    breakpoints = set(cached[-room:]) if room else set()
     system: list[dict[str, Any]] = []
     for i, b in enumerate(kept):
         block: dict[str, Any] = {"type": "text", "text": b.text}
@@ -242,7 +255,7 @@ class LLMClient:
         role = AgentRole(role)
         if cancel is not None and cancel.is_set():
             raise asyncio.CancelledError
-        system_param = build_system(system)
+        system_param = build_system(system, reserved=message_breakpoints(messages))
         limit = self.settings.timeout_for(role) if timeout is None else timeout
         state = _CallState(call_id=next(self._call_ids), model=self.settings.model_for(role))
 
@@ -255,7 +268,7 @@ class LLMClient:
                     )
             except TimeoutError:
                 if timer.expired():
-                    log.warning("LLM call timed out: role=%s after %.0fs", role.value, limit)
+                    log.info("LLM call timed out: role=%s after %.0fs", role.value, limit)
                     raise LLMTimeout() from None
                 raise
 
@@ -279,6 +292,7 @@ class LLMClient:
         usage: Usage | None = None,
         model: str | None = None,
         discount: float = 1.0,
+        note: str = "",
     ) -> None:
         """Tell the ``on_call`` hook where the call stands; the hook's own failure is logged, never raised."""
         if self.on_call is None:
@@ -306,6 +320,7 @@ class LLMClient:
             duration_ms=int((time.monotonic() - state.started) * 1000),
             streamed_chars=chars,
             live_cost_usd=live.cost(price) * discount,
+            note=note,
         )
         try:
             await self.on_call(event)
@@ -349,7 +364,7 @@ class LLMClient:
             except _Retryable as failure:
                 failure.error.attempts = attempt
                 if attempt >= policy.max_attempts:
-                    log.warning(
+                    log.info(
                         "LLM call failed: role=%s model=%s attempts=%d error=%s status=%s",
                         role.value,
                         model,
@@ -359,7 +374,15 @@ class LLMClient:
                     )
                     raise failure.error from None
                 delay = self._backoff(attempt, failure.retry_after)
-                log.warning(
+                # The author reads the retry once, in words, through the call hook (a chapter run shows it
+                # as a pipeline warning); the log keeps the details for a bug report, below warning level.
+                wait = f"{delay:.0f} 秒后重试" if delay >= 1 else "马上重试"
+                note = (
+                    f"{role.label}的请求{failure.error.brief}，{wait}"
+                    f"（第 {attempt + 1} 次，最多 {policy.max_attempts} 次）"
+                )
+                await self._report(state, role, "progress", note=note)
+                log.info(
                     "LLM call retry: role=%s model=%s attempt=%d error=%s status=%s wait=%.2fs",
                     role.value,
                     model,
@@ -372,7 +395,7 @@ class LLMClient:
                 continue
             except LLMError as error:
                 error.attempts = attempt
-                log.warning(
+                log.info(
                     "LLM call failed: role=%s model=%s error=%s status=%s",
                     role.value,
                     model,

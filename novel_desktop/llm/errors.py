@@ -15,6 +15,8 @@ class LLMError(Exception):
     """
 
     default_message = "模型调用失败。"
+    #: What went wrong in a few words, for the line that says a call is being retried.
+    brief = "出错"
 
     def __init__(
         self,
@@ -53,11 +55,15 @@ class LLMAuthError(LLMError):
 class LLMQuotaError(LLMError):
     """429 after every retry, or an exhausted balance/quota (402, or a 400 that says so)."""
 
+    brief = "请求过于频繁（429）"
+
     default_message = "请求过于频繁或额度不足（429）：请稍后再试，或检查账户余额与速率限制。"
 
 
 class LLMOverloaded(LLMError):
     """529 / overloaded_error after every retry."""
+
+    brief = "服务繁忙（529）"
 
     default_message = "模型服务繁忙（529 过载），多次重试仍失败：请稍后再试，或在设置中换用其他模型。"
 
@@ -65,11 +71,15 @@ class LLMOverloaded(LLMError):
 class LLMServerError(LLMError):
     """A 5xx other than 529 after every retry."""
 
+    brief = "服务内部错误"
+
     default_message = "模型服务内部错误（5xx），多次重试仍失败：请稍后再试。"
 
 
 class LLMConnectionError(LLMError):
     """The network failed (connect, read, a dropped stream) after every retry."""
+
+    brief = "连接中断"
 
     default_message = (
         "无法连接模型服务，或连接中途断开，多次重试仍失败：请检查网络、代理和服务地址（Base URL）。"
@@ -84,6 +94,8 @@ class LLMBadRequest(LLMError):
 
 class LLMEmptyResponse(LLMError):
     """The model answered with no text, even after retries."""
+
+    brief = "返回了空内容"
 
     default_message = "模型返回了空内容，多次重试仍为空：请稍后再试，或换用其他模型。"
 
@@ -102,5 +114,7 @@ class LLMTruncated(LLMError):
 
 class LLMTimeout(LLMError):
     """The stage did not finish within its timeout (settings, per role)."""
+
+    brief = "超时"
 
     default_message = "模型调用超时：本阶段在规定时间内没有完成。请检查网络，或在设置中调大该阶段的超时时间。"

@@ -22,6 +22,28 @@ class AgentRole(StrEnum):
     #: The stronger second judge of key chapters (volume start/end, storyline crossings).
     judge_secondary = "judge_secondary"
 
+    @property
+    def label(self) -> str:
+        """The agent's name as the author knows it (Chinese), for every line the author reads."""
+        return ROLE_NAMES[self]
+
+
+#: The agents by the names the author knows them, in pipeline order: the one table the CLI's lines, the
+#: pipeline's warnings and the window (ui/agent_names.py) use; the window translates them through tr().
+ROLE_NAMES: dict[AgentRole, str] = {
+    AgentRole.world_builder: "世界观构建",
+    AgentRole.character_weaver: "角色编织",
+    AgentRole.plot_architect: "情节架构",
+    AgentRole.chapter_writer: "章节写作",
+    AgentRole.summarizer: "摘要",
+    AgentRole.style_analyzer: "风格分析",
+    AgentRole.style_refiner: "去AI润色",
+    AgentRole.quality_judge: "质量评审",
+    AgentRole.consistency_auditor: "一致性审计",
+    AgentRole.reviser: "修订",
+    AgentRole.judge_secondary: "复核评审",
+}
+
 
 #: Roles that get the stronger model by default (the seed's split: creative quality and revision matter,
 #: the per-chapter bulk work goes to the cheaper one).

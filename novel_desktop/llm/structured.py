@@ -176,7 +176,7 @@ async def call_structured(
                     raise StructuredOutputError("输出达到长度上限被截断，JSON 不完整。")
                 result.value = parse_json_output(text, model)
                 if attempt == 2:
-                    result.warnings.append(f"{role.value} 的 {label} 首次输出无效，修复重试后成功。")
+                    result.warnings.append(f"{role.label}：{label}首次输出无效，修复重试后成功。")
                 return result
             except StructuredOutputError as exc:
                 problem = exc.detail
@@ -189,7 +189,11 @@ async def call_structured(
                 # No assistant turn to answer (an empty reply): extend the user turn, since some
                 # Anthropic-compatible providers reject two user turns in a row.
                 convo = [*convo[:-1], {"role": "user", "content": f"{last['content']}\n\n{repair}"}]
+            elif last is not None and last.get("role") == "user" and isinstance(last.get("content"), list):
+                # The same for a user turn of text blocks (a cached chapter block): one more block.
+                extra = {"type": "text", "text": f"\n\n{repair}"}
+                convo = [*convo[:-1], {"role": "user", "content": [*last["content"], extra]}]
             else:
                 convo = [*convo, {"role": "user", "content": repair}]
-    result.warnings.append(f"{role.value} 的 {label} 输出两次都无法通过校验，已跳过这一步：{problem}")
+    result.warnings.append(f"{role.label}：{label}输出两次都无法通过校验，已跳过这一步：{problem}")
     return result

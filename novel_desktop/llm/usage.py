@@ -97,6 +97,9 @@ class CallEvent:
     streamed_chars: int = 0
     #: ``cost_usd`` plus the estimated output tokens' price (a live view's figure).
     live_cost_usd: float = 0.0
+    #: A line for the author (Chinese), set on the ``progress`` event reported when an attempt failed and
+    #: the call is about to be retried, e.g. "章节写作的请求服务繁忙（529），2 秒后重试（第 2 次，最多 3 次）"
+    note: str = ""
 
     @property
     def live_output_tokens(self) -> int:

@@ -15,7 +15,7 @@ import asyncio
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 from novel_desktop.agents.ports import (
@@ -24,12 +24,14 @@ from novel_desktop.agents.ports import (
     ChapterAgents,
     ChapterBrief,
     DraftTruncated,
+    RefineFocus,
     RevisionOrder,
     WriteMode,
 )
 from novel_desktop.domain.gate import GateAction, GateDecision
 from novel_desktop.domain.ledger import attributed
-from novel_desktop.domain.refine import apply_edits
+from novel_desktop.domain.polish import remaining_budget, style_points
+from novel_desktop.domain.refine import RefineOutcome, apply_edits
 from novel_desktop.domain.text import count_chars
 from novel_desktop.pipeline.commit_documents import stage_commit_documents
 from novel_desktop.pipeline.context_records import staged_context
@@ -49,6 +51,7 @@ from novel_desktop.pipeline.events import (
 from novel_desktop.pipeline.interaction import InteractionManager, resolve_gate
 from novel_desktop.pipeline.length import fit_length
 from novel_desktop.pipeline.live_usage import LiveUsage, stage_totals
+from novel_desktop.pipeline.polish import record_edits
 from novel_desktop.pipeline.stale import refuse_stale
 from novel_desktop.pipeline.verdict import (
     SECONDARY_EVAL,
@@ -163,8 +166,13 @@ class ChapterPipeline:
 
     def _warn(self, n: int, outcome_warnings: list[str], result: AgentResult[Any]) -> None:
         for w in result.warnings:
-            outcome_warnings.append(w)
-            self._emit(PipelineWarning(n, w))
+            self._say(n, outcome_warnings, w)
+
+    def _say(self, n: int, outcome_warnings: list[str], message: str) -> None:
+        """A warning for the author: kept in the outcome and shown once, as it happens (the CLI and the
+        window print the PipelineWarning; neither prints the outcome's warnings again)."""
+        outcome_warnings.append(message)
+        self._emit(PipelineWarning(n, message))
 
     # ------------------------------------------------------------------ entry point
     async def next_chapter(self) -> int:
@@ -256,7 +264,7 @@ class ChapterPipeline:
                     return outcome
             # The author's own text is never rewritten by the refiner (issue 14): no polish either.
             if action is GateAction.POLISH and not notes["polished"] and not notes.get("author_edited"):
-                text = await self._polish(brief, notes, text, outcome)
+                text = await self._polish(brief, notes, text, verdict, outcome)
             if action in (GateAction.PASS, GateAction.POLISH, GateAction.FORCE_PASS):
                 flagged = decision.flagged or action is GateAction.FORCE_PASS
                 return await self._commit(brief, notes, text, decision, flagged, outcome)
@@ -265,6 +273,7 @@ class ChapterPipeline:
             notes["revisions"] = int(notes["revisions"]) + 1
             notes["polished"] = False
             order = verdict.revision_order(int(notes["revisions"]))
+            order = replace(order, earlier=tuple(notes.get("revised_violations") or ()))
             notes["pending_revision"] = {"mode": mode.value, **order.to_json()}
             await self._save_notes(n, notes)
             text = await self._draft(brief, notes, mode, text, order, outcome)
@@ -304,7 +313,9 @@ class ChapterPipeline:
             raise PipelineError(f"第 {n} 章写作阶段没有产出正文 (the writer returned no text)")
         text = result.value
         self._record(n, notes, stage, result.calls, started)
-        notes.pop("pending_revision", None)
+        done = notes.pop("pending_revision", None)
+        if isinstance(done, dict):  # what this revision was asked to fix, for the next round's order
+            notes["revised_violations"] = list(done.get("violations") or [])
         author_text = bool(notes.pop("author_edited", None))
         kind = "draft" if mode is WriteMode.DRAFT else "revision"
         # A new text invalidates everything derived from the previous one.
@@ -367,9 +378,7 @@ class ChapterPipeline:
                 path = layout.memory_path(memory_line)
                 await db(self.store.put_staging, path, out.storyline_memory, chapter=n)
         else:
-            msg = f"第 {n} 章摘要未能生成，状态本章不更新（可稍后重建）"
-            outcome.warnings.append(msg)
-            self._emit(PipelineWarning(n, msg))
+            self._say(n, outcome.warnings, f"第 {n} 章摘要未能生成，状态本章不更新（可稍后重建）")
 
         refined = text
         if authors:
@@ -379,8 +388,9 @@ class ChapterPipeline:
         if edits.value is not None and edits.value.edits:
             result = apply_edits(text, edits.value.edits)
             refined = result.text
-            notes["refine_log"] = [e.to_json_dict() for e in result.applied]
-            notes["refine_rejected"] = [{**r.edit.to_json_dict(), "why": r.reason} for r in result.rejected]
+            record_edits(notes, result)
+        else:
+            record_edits(notes, RefineOutcome(text))  # a new text: the old one's edits are not its budget
         await db(self.store.put_staging, layout.chapter_path(n), refined, chapter=n, kind="refined")
         await self._save_notes(n, notes)
         await self._stage(n, "refined")
@@ -425,16 +435,21 @@ class ChapterPipeline:
         return verdict
 
     async def _polish(
-        self, brief: ChapterBrief, notes: dict[str, Any], text: str, outcome: ChapterOutcome
+        self, brief: ChapterBrief, notes: dict[str, Any], text: str, verdict: Verdict, outcome: ChapterOutcome
     ) -> str:
+        """The second polish: the judge's style findings, within what the first pass left of the 15%."""
         n = brief.chapter
+        left = remaining_budget(text, notes.get("refine_log") or [])
+        focus = RefineFocus(style_points(verdict.evaluation), left)
         self._emit(StageStarted(n, Stage.POLISH))
         started = time.monotonic()
-        edits = await self.agents.refine(brief, text)
+        edits = await self.agents.refine(brief, text, focus=focus)
         self._warn(n, outcome.warnings, edits)
         self._record(n, notes, Stage.POLISH, edits.calls, started)
         if edits.value is not None and edits.value.edits:
-            text = apply_edits(text, edits.value.edits).text
+            result = apply_edits(text, edits.value.edits, budget=focus.budget)
+            text = result.text
+            record_edits(notes, result, append=True)
             await db(self.store.put_staging, layout.chapter_path(n), text, chapter=n, kind="refined")
         notes["polished"] = True
         await self._save_notes(n, notes)
@@ -490,16 +505,15 @@ class ChapterPipeline:
             "total_cost_usd": round(cost, 6),
         }
         await db(self.store.put_staging, layout.log_path(n), json.dumps(log, ensure_ascii=False, indent=2))
-        outcome.warnings += await db(stage_commit_documents, self.store, n)
+        for msg in await db(stage_commit_documents, self.store, n):
+            self._say(n, outcome.warnings, msg)
         result = await db(self.store.commit_chapter, n, volume=brief.volume, storyline_id=brief.storyline_id)
         if result.ops_skipped:
-            msg = f"第 {n} 章的状态补丁未能应用：{result.ops_skipped}"
-            outcome.warnings.append(msg)
-            self._emit(PipelineWarning(n, msg))
+            self._say(n, outcome.warnings, f"第 {n} 章的状态补丁未能应用：{result.ops_skipped}")
             if result.rebuild_recommended:
-                outcome.warnings.append("状态补丁已累计跳过 3 次，建议重建状态（novel rebuild）")
+                self._say(n, outcome.warnings, "状态补丁已累计跳过 3 次，建议重建状态（novel rebuild）")
         for dropped in result.dropped_ops:
-            outcome.warnings.append(f"第 {n} 章丢弃了一个状态 op：{dropped}")
+            self._say(n, outcome.warnings, f"第 {n} 章丢弃了一个状态 op：{dropped}")
         await db(self.store.update_checkpoint, orchestrator_state="WRITING")
         outcome.chars = count_chars(text)
         outcome.revisions = int(notes["revisions"])

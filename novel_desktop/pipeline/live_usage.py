@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from novel_desktop.llm.usage import CallEvent
-from novel_desktop.pipeline.events import PipelineEvent, UsageUpdated
+from novel_desktop.pipeline.events import PipelineEvent, PipelineWarning, UsageUpdated
 
 #: At most this many live updates a second (a start or an end is always shown at once).
 UPDATES_PER_SECOND = 4
@@ -49,6 +49,8 @@ class LiveUsage:
     def watch(self, event: Any) -> None:
         if not isinstance(event, CallEvent):
             return
+        if event.note:
+            self._emit(PipelineWarning(self.chapter, event.note))  # a retry, said once in words
         if event.phase == "end":
             figures = (event.usage.input_tokens, event.usage.output_tokens, event.cost_usd)
         else:

@@ -166,6 +166,15 @@ class RecordedRequest:
         return self.headers.get("x-novel-agent")
 
     @property
+    def user_text(self) -> str:
+        """The first user turn as the model reads it: the string, or its text blocks joined in order (a
+        chapter goes as its own cache-marked block)."""
+        content = self.body["messages"][0]["content"]
+        if isinstance(content, str):
+            return content
+        return "".join(str(block.get("text", "")) for block in content)
+
+    @property
     def system_blocks(self) -> list[dict[str, Any]]:
         system = self.body.get("system")
         if isinstance(system, str):
@@ -315,6 +324,20 @@ class FakeAnthropicServer:
         }
 
 
+def _breakpoints(body: dict[str, Any]) -> int:
+    """How many blocks of a request (system and messages) carry ``cache_control``."""
+    blocks = (
+        [b for b in body.get("system") or [] if isinstance(b, dict)]
+        if not isinstance(body.get("system"), str)
+        else []
+    )
+    for message in body.get("messages") or []:
+        content = message.get("content")
+        if isinstance(content, list):
+            blocks += [b for b in content if isinstance(b, dict)]
+    return sum(1 for b in blocks if "cache_control" in b)
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _Server
@@ -396,6 +419,14 @@ class _Handler(BaseHTTPRequestHandler):
             if name not in body:
                 self._send_error(400, "invalid_request_error", f"{name}: Field required")
                 return
+
+        if (
+            _breakpoints(body) > 4
+        ):  # as the real API: "A maximum of 4 blocks with cache_control may be provided"
+            self._send_error(
+                400, "invalid_request_error", "A maximum of 4 blocks with cache_control may be provided"
+            )
+            return
 
         reply = self.owner._next_reply(record.role)
         if reply.http_status is not None:

@@ -11,6 +11,7 @@ from novel_desktop.agents.ports import (
     AgentResult,
     CallRecord,
     ChapterBrief,
+    RefineFocus,
     RevisionOrder,
     SummaryOutput,
     WriteMode,
@@ -60,6 +61,8 @@ class ScriptedAgents:
     write_delay: float = 0.0
     calls: list[str] = field(default_factory=list)
     on_write: Callable[[], Any] | None = None
+    #: The focus each refine call was given (None: the first pass).
+    focuses: list[RefineFocus | None] = field(default_factory=list)
 
     def _call(self, name: str) -> CallRecord:
         self.calls.append(name)
@@ -112,8 +115,11 @@ class ScriptedAgents:
             SummaryOutput(f"第{n}章：林风回到山门。", patch, "main_arc", f"林风第{n}章回山。"), [record]
         )
 
-    async def refine(self, brief: ChapterBrief, text: str) -> AgentResult[RefineEdits]:
+    async def refine(
+        self, brief: ChapterBrief, text: str, *, focus: RefineFocus | None = None
+    ) -> AgentResult[RefineEdits]:
         record = self._call("refine")
+        self.focuses.append(focus)
         edits = (
             [RefineEdit(original="嘴角勾起一抹冷笑", refined="哼了一声", reason="黑名单")]
             if "嘴角" in text
