@@ -264,7 +264,7 @@ class LLMChapterAgents:
         round_ = (await self._round(brief.chapter))[0]
         await self._note(facts, "length", round_, prompt, AgentRole.style_refiner)
         return await structured_call(
-            self.client, AgentRole.style_refiner, prompt, RefineEdits, what="字数调整修改清单", chapter=text
+            self.client, AgentRole.style_refiner, prompt, RefineEdits, what="字数调整修改清单"
         )
 
     @_on_chapter

@@ -7,13 +7,13 @@ refiner and the judge as facts, so their style scores rest on numbers rather tha
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 
 from novel_desktop.agents.context import NovelFacts
 from novel_desktop.agents.ports import RevisionOrder
 from novel_desktop.agents.storylines import whitelist_text
 from novel_desktop.analysis import ai_phrases, style_metrics
+from novel_desktop.domain.evaluation import violation_rule_id
 from novel_desktop.domain.platforms import (
     HOOK_WINDOW_CHARS,
     OPENING_CHAPTERS,
@@ -107,17 +107,14 @@ def revision_round_text(round_: int) -> str:
     )
 
 
-_RULE = re.compile(r"^\[([^\]]+)\]")
-
-
 def violation_lines(order: RevisionOrder) -> str:
     """One ``- `` line per violation, as the gate shows it; in a later round, a violation of a rule the
     previous round was already told about is marked as left unfixed."""
-    told = {m.group(1) for v in order.earlier if (m := _RULE.match(v))}
+    told = {rule for v in order.earlier if (rule := violation_rule_id(v))}
     lines = []
     for v in order.violations:
-        m = _RULE.match(v)
-        mark = f"【第 {order.round - 1} 轮已要求修改，仍未解决】" if m and m.group(1) in told else ""
+        rule = violation_rule_id(v)
+        mark = f"【第 {order.round - 1} 轮已要求修改，仍未解决】" if rule and rule in told else ""
         lines.append(f"- {mark}{v}")
     return "\n".join(lines)
 

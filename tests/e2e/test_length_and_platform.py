@@ -134,7 +134,7 @@ def test_a_tomato_novel_tells_writer_and_judge_its_rules_and_weighs_by_them(
     judged = "".join(b["text"] for b in judge.system_blocks)
     assert "番茄小说" in judged and "2,000-3,000 字" in judged and tomato.hook in judged
     assert "- pacing（节奏）：0.14" in judged and "- emotional_impact（情感冲击）：0.14" in judged
-    user = judge.body["messages"][0]["content"]
+    user = judge.user_text
     assert "本章是开篇第 3 章" in user and "本章前 300 字" in user
 
     with NovelStore.open(novel, write=False) as store:
