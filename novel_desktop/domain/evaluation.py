@@ -31,6 +31,20 @@ DIMENSION_WEIGHTS: Mapping[str, float] = MappingProxyType(
     }
 )
 
+#: The eight dimensions as the author reads them (seed §6.6.5 order).
+DIMENSION_NAMES: Mapping[str, str] = MappingProxyType(
+    {
+        "plot_logic": "情节逻辑",
+        "character": "角色塑造",
+        "immersion": "沉浸感",
+        "foreshadowing": "伏笔",
+        "pacing": "节奏",
+        "style_naturalness": "风格自然度",
+        "emotional_impact": "情感冲击",
+        "storyline_coherence": "故事线连贯",
+    }
+)
+
 #: The dimension names in the order the seed lists them.
 DIMENSIONS: tuple[str, ...] = tuple(DIMENSION_WEIGHTS)
 

@@ -14,24 +14,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from novel_desktop.domain.evaluation import DIMENSION_WEIGHTS
+from novel_desktop.domain.evaluation import DIMENSION_NAMES, DIMENSION_WEIGHTS
 from novel_desktop.domain.text import count_chars
 
 #: The chapters the opening rules apply to (seed 004: 黄金三章).
 OPENING_CHAPTERS = 3
 #: How much of an opening chapter's start must already hook the reader.
 HOOK_WINDOW_CHARS = 300
-
-_DIMENSION_NAMES = {
-    "plot_logic": "情节逻辑",
-    "character": "角色塑造",
-    "immersion": "沉浸感",
-    "foreshadowing": "伏笔",
-    "pacing": "节奏",
-    "style_naturalness": "风格自然度",
-    "emotional_impact": "情感冲击",
-    "storyline_coherence": "故事线连贯",
-}
 
 
 def _weights(**values: float) -> Mapping[str, float]:
@@ -70,7 +59,7 @@ class PlatformProfile:
     def weights_text(self) -> str:
         """The weights as the judge reads them, one dimension a line."""
         return "\n".join(
-            f"- {name}（{_DIMENSION_NAMES.get(name, name)}）：{weight:.2f}"
+            f"- {name}（{DIMENSION_NAMES.get(name, name)}）：{weight:.2f}"
             for name, weight in self.weights.items()
         )
 

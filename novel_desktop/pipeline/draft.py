@@ -19,14 +19,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import ValidationError
-
 from novel_desktop.domain.common import iso_now
 from novel_desktop.domain.draft import StagedDraft
 from novel_desktop.domain.evaluation import Evaluation
 from novel_desktop.domain.records import CommitResult
 from novel_desktop.pipeline.commit_documents import stage_commit_documents
-from novel_desktop.pipeline.verdict import GATE_NOTES, SECONDARY_EVAL, awaiting_unchanged
+from novel_desktop.pipeline.verdict import GATE_NOTES, SECONDARY_EVAL, awaiting_unchanged, parse_evaluation
 from novel_desktop.storage import layout
 from novel_desktop.storage.store import NovelStore, content_hash
 
@@ -73,15 +71,6 @@ def _notes(store: NovelStore, n: int) -> dict[str, Any]:
     return data
 
 
-def _evaluation(raw: str | None) -> Evaluation | None:
-    if not raw:
-        return None
-    try:
-        return Evaluation.model_validate_json(raw)
-    except ValidationError:
-        return None
-
-
 def staged_chapter(store: NovelStore) -> int | None:
     """The chapter in flight with a staged text, else None."""
     cp = store.checkpoint()
@@ -99,12 +88,12 @@ def staged_draft(store: NovelStore) -> StagedDraft | None:
         return None
     text = store.staging(layout.chapter_path(n)) or ""
     notes = _notes(store, n)
-    evaluation = _evaluation(store.staging(layout.evaluation_path(n)))
+    evaluation = parse_evaluation(store.staging(layout.evaluation_path(n)))
     stale = False
     if evaluation is None and notes.get("judged_evaluation"):
-        evaluation, stale = _evaluation(str(notes["judged_evaluation"])), True
+        evaluation, stale = parse_evaluation(str(notes["judged_evaluation"])), True
     elif evaluation is not None:
-        second = _evaluation(store.staging(SECONDARY_EVAL.format(n=layout.num(n))))
+        second = parse_evaluation(store.staging(SECONDARY_EVAL.format(n=layout.num(n))))
         if second is not None and _overall(second) < _overall(evaluation):
             evaluation = second
     return StagedDraft(

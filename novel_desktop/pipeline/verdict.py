@@ -65,7 +65,8 @@ def waiting_message(n: int) -> str:
 
 
 # ---------------------------------------------------------------------------- the verdict
-def _evaluation(raw: str | None) -> Evaluation | None:
+def parse_evaluation(raw: str | None) -> Evaluation | None:
+    """A staged evaluation file, or None when it is missing or not a valid evaluation."""
     if not raw:
         return None
     try:
@@ -182,11 +183,11 @@ def staged_verdict(
 
     ``secondary`` False ignores a staged second verdict (a chapter that is not a key chapter any more).
     """
-    primary = _evaluation(store.staging(layout.evaluation_path(n)))
+    primary = parse_evaluation(store.staging(layout.evaluation_path(n)))
     if primary is None:
         return None
     evaluation, scores = primary, [_score(primary)]
-    second = _evaluation(store.staging(SECONDARY_EVAL.format(n=layout.num(n)))) if secondary else None
+    second = parse_evaluation(store.staging(SECONDARY_EVAL.format(n=layout.num(n)))) if secondary else None
     if second is not None:
         scores.append(_score(second))
         if scores[1] < scores[0]:
@@ -211,6 +212,7 @@ __all__ = [
     "Verdict",
     "awaiting_unchanged",
     "low_score_spec",
+    "parse_evaluation",
     "save_staged_notes",
     "staged_notes",
     "staged_verdict",

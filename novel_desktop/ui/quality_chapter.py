@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.domain.evaluation import (
+    DIMENSION_NAMES,
     DIMENSION_WEIGHTS,
     ContractCheck,
     ContractChecks,
@@ -41,7 +42,6 @@ from novel_desktop.ui.quality_text import (
     BAD,
     CONFIDENCE,
     CONTRACT_LAYERS,
-    DIMENSION_NAMES,
     FIX_STYLE,
     GOOD,
     MID,

@@ -17,17 +17,6 @@ from novel_desktop.domain.evaluation import Evaluation
 from novel_desktop.domain.gate import PASS_AT, POLISH_AT, GateIssue
 from novel_desktop.i18n import tr
 
-#: The eight dimensions as the author reads them (seed §6.6.5 order).
-DIMENSION_NAMES: dict[str, str] = {
-    "plot_logic": "情节逻辑",
-    "character": "角色塑造",
-    "immersion": "沉浸感",
-    "foreshadowing": "伏笔",
-    "pacing": "节奏",
-    "style_naturalness": "风格自然度",
-    "emotional_impact": "情感冲击",
-    "storyline_coherence": "故事线连贯",
-}
 RECOMMENDATIONS: dict[str, str] = {"pass": "通过", "polish": "二次润色", "revise": "修订", "rewrite": "重写"}
 GATE_DECISIONS: dict[str, str] = {
     "pass": "通过",

@@ -15,9 +15,10 @@ from PySide6.QtCore import QPointF, Qt
 from pytestqt.qtbot import QtBot
 
 from novel_desktop.controllers.project_controller import ProjectController
+from novel_desktop.domain.evaluation import DIMENSION_NAMES
 from novel_desktop.storage.folder import import_folder
 from novel_desktop.ui.quality_panel import QualityPanel
-from novel_desktop.ui.quality_text import DIMENSION_NAMES, gate_path
+from novel_desktop.ui.quality_text import gate_path
 from tests.conftest import FIXTURES
 
 SEED = FIXTURES / "seed_project"
@@ -311,7 +312,7 @@ def test_the_english_catalogue_covers_the_panel_and_the_settings_with_the_same_s
         "controllers/settings_controller.py",
     ):
         literals |= _tr_literals(root / name)
-    literals |= set(quality_text.DIMENSION_NAMES.values()) | set(quality_text.RECOMMENDATIONS.values())
+    literals |= set(DIMENSION_NAMES.values()) | set(quality_text.RECOMMENDATIONS.values())
     literals |= set(quality_text.GATE_DECISIONS.values()) | set(quality_text.RISK_KINDS.values())
     literals |= {title for _, title in quality_text.CONTRACT_LAYERS} | set(quality_text.CONFIDENCE.values())
     literals |= set(agent_names.ROLE_NAMES.values()) | {label for _, label in settings_dialog.PRICE_FIELDS}
