@@ -95,6 +95,7 @@ def test_the_story_menu_lists_the_actions_and_follows_the_open_novel(window: Mai
         "修改故事线…",
         "修改卷大纲与章节契约…",
         "已移除的章节…",
+        "上下文检查…",
     ]
     assert all(a.isEnabled() for a in window.story.actions)
     window.close_novel()
