@@ -101,11 +101,15 @@ class NovelFacts:
         """Volume start or end, or inside a storyline convergence event (judged twice)."""
         if self.sections and self.chapter in (min(self.sections), max(self.sections)):
             return True
-        for event in (self.schedule or {}).get("convergence_events", []) or []:
-            rng = event.get("chapter_range") or []
-            if len(rng) == 2 and rng[0] <= self.chapter <= rng[1]:
-                return True
-        return False
+        return bool(self.convergences())
+
+    def convergences(self) -> tuple[dict[str, Any], ...]:
+        """The schedule's convergence events whose chapter range covers this chapter."""
+        return tuple(
+            event
+            for event in (self.schedule or {}).get("convergence_events") or []
+            if isinstance(event, dict) and _covers(event.get("chapter_range"), self.chapter)
+        )
 
     def _mentioned(self, text: str) -> list[dict[str, Any]]:
         """Characters whose name or an alias appears in ``text`` (the chapter's cast)."""
@@ -217,10 +221,8 @@ class NovelFacts:
         active lines, and in a convergence event's chapters the lines the event brings together. Every other
         line is frozen (one concurrent_state line); a line is never both."""
         lines = self._active_lines()
-        for event in (self.schedule or {}).get("convergence_events", []) or []:
-            rng = event.get("chapter_range") or []
-            if len(rng) == 2 and rng[0] <= self.chapter <= rng[1]:
-                lines += [str(x) for x in event.get("involved_storylines") or event.get("storylines") or []]
+        for event in self.convergences():
+            lines += [str(x) for x in event.get("involved_storylines") or event.get("storylines") or []]
         current = self.storyline_id
         return [line for line in dict.fromkeys(lines) if line != current]
 
@@ -335,6 +337,10 @@ class NovelFacts:
         return "\n".join(
             f"- {s.get('id')}：{s.get('name', '')}（{s.get('status', '')}）" for s in self.storylines
         )
+
+
+def _covers(rng: Any, chapter: int) -> bool:
+    return isinstance(rng, list | tuple) and len(rng) == 2 and int(rng[0]) <= chapter <= int(rng[1])
 
 
 def _names(value: Any) -> list[str]:

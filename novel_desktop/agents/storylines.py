@@ -101,19 +101,11 @@ def storyline_map(facts: NovelFacts, summary: ChapterSummary | None = None) -> S
     if not active:
         active = {sid for sid, status in statuses.items() if status == "active"}
     own = facts.storyline_id or (summary.storyline_id if summary else None)
-    events = tuple(
-        e
-        for e in schedule.get("convergence_events") or []
-        if isinstance(e, dict) and covers(e.get("chapter_range"), facts.chapter)
-    )
+    events = facts.convergences()
     involved = {str(x) for e in events for x in e.get("involved_storylines") or []}
     whitelist = frozenset(active | involved | ({own} if own else set()))
     frozen = {k: frozenset(v) for k, v in lines_of.items()}
     return StorylineMap(frozen, names, statuses, own, whitelist, events)
-
-
-def covers(rng: Any, chapter: int) -> bool:
-    return isinstance(rng, list | tuple) and len(rng) == 2 and int(rng[0]) <= chapter <= int(rng[1])
 
 
 def whitelist_text(facts: NovelFacts) -> str:
@@ -141,4 +133,4 @@ def whitelist_text(facts: NovelFacts) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["StorylineMap", "covers", "storyline_map", "whitelist_text"]
+__all__ = ["StorylineMap", "storyline_map", "whitelist_text"]

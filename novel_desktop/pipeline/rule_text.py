@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from novel_desktop.agents.context import NovelFacts
 from novel_desktop.domain.contract_lifecycle import contracts_in_force
+from novel_desktop.domain.evaluation import DEFAULT_SOFT_RULES
 
 #: The seed's LS-005 (§6.6.7 Layer 3), for a novel whose storyline-spec.json does not list it.
 LS_005 = "非交汇事件章中，leak_risk 为 high 的跨线实体泄漏须修正"
@@ -37,7 +38,7 @@ def rule_texts(facts: NovelFacts) -> dict[str, str]:
 
 def soft_rule_ids(facts: NovelFacts) -> frozenset[str]:
     """The novel's soft rules (world and LS): reported with the verdict, never forcing a revision."""
-    soft = {"LS-002", "LS-003", "LS-004"} - {
+    soft = set(DEFAULT_SOFT_RULES) - {
         str(r.get("id")) for r in facts.storyline_spec if r.get("constraint_type") == "hard"
     }
     for rule in [*facts.world_rules, *facts.storyline_spec]:

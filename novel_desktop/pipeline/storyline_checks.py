@@ -21,11 +21,11 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from novel_desktop.agents.context import NovelFacts
-from novel_desktop.agents.storylines import StorylineMap, covers, storyline_map
+from novel_desktop.agents.storylines import StorylineMap, storyline_map
 from novel_desktop.analysis.sentences import split_sentences
 from novel_desktop.domain.gate import GateIssue
 from novel_desktop.domain.summary import ChapterSummary
-from novel_desktop.pipeline.rule_text import LS_003, LS_005
+from novel_desktop.pipeline.rule_text import rule_texts
 from novel_desktop.storage import layout
 from novel_desktop.storage.store import NovelStore
 
@@ -43,11 +43,6 @@ def _sentence(text: str, names: list[str]) -> str:
     return ""
 
 
-def _rule(facts: NovelFacts, rule_id: str, default: str) -> str:
-    found = next((r for r in facts.storyline_spec if r.get("id") == rule_id), None)
-    return str(found.get("rule")) if found and found.get("rule") else default
-
-
 # ---------------------------------------------------------------------------- LS-005
 def leak_check(given: CheckInput) -> list[GateIssue]:
     """LS-005: cross-line entities outside the chapter's whitelist."""
@@ -58,7 +53,7 @@ def leak_check(given: CheckInput) -> list[GateIssue]:
     smap = storyline_map(facts, summary)
     high = summary.leak_risk == "high"
     forced = high and not smap.convergence
-    rule = _rule(facts, "LS-005", LS_005)
+    rule = rule_texts(facts)["LS-005"]
     issues: list[GateIssue] = []
     refs = summary.references()
     for ref in refs:
@@ -97,9 +92,9 @@ def convergence_summaries(store: NovelStore, facts: NovelFacts) -> dict[int, Cha
     """The committed summaries of the earlier chapters of every convergence event that ends at this chapter,
     each with its storyline (from the summary, else the chapter contract)."""
     out: dict[int, ChapterSummary] = {}
-    for event in (facts.schedule or {}).get("convergence_events") or []:
-        rng = event.get("chapter_range") if isinstance(event, dict) else None
-        if rng is None or not covers(rng, facts.chapter) or int(rng[1]) != facts.chapter:
+    for event in facts.convergences():
+        rng = event["chapter_range"]
+        if int(rng[1]) != facts.chapter:
             continue
         for c in range(int(rng[0]), facts.chapter):
             raw = store.summary(c)
@@ -145,7 +140,7 @@ def convergence_check(given: CheckInput) -> list[GateIssue]:
     if smap.own and not current.storyline_id:
         current = current.model_copy(update={"storyline_id": smap.own})
     summaries = [*given.earlier.values(), current]
-    rule = _rule(facts, "LS-003", LS_003)
+    rule = rule_texts(facts)["LS-003"]
     issues = []
     for event in smap.convergence:
         first, last = (int(x) for x in event["chapter_range"])
