@@ -13,8 +13,8 @@ from typing import Any
 from novel_desktop.domain.evaluation import DIMENSION_WEIGHTS
 from novel_desktop.domain.gate import GateAction
 from novel_desktop.domain.novel_ask import AgentRef, ExpectedOutput, InstructionPacket, QuestionSpec
+from novel_desktop.domain.polish import style_points
 from novel_desktop.domain.refine import MAX_CHANGE_RATIO
-from novel_desktop.domain.text import count_chars
 from novel_desktop.pipeline.executor import (
     Step,
     chapter_facts,
@@ -178,9 +178,10 @@ def polishing(store: NovelStore, n: int) -> bool:
 
 
 def refine_budget(store: NovelStore, n: int, text: str) -> int:
-    """Characters the refiner may still change in chapter ``n``: 15% of the chapter across both passes."""
+    """Characters the refiner may still change in chapter ``n``: 15% of the chapter across both passes,
+    measured as ``validate`` measures it (characters of the staged text, not 字数)."""
     used = int(staged_notes(store, n).get("refine_changed") or 0)
-    return max(0, int(count_chars(text) * MAX_CHANGE_RATIO) - used)
+    return max(0, int(len(text) * MAX_CHANGE_RATIO) - used)
 
 
 def _refine_inline(store: NovelStore, n: int, inline: dict[str, Any], staged_text: str) -> None:
@@ -192,7 +193,8 @@ def _refine_inline(store: NovelStore, n: int, inline: dict[str, Any], staged_tex
         inline["task"] = f"去 AI 化润色 {staged_text}（改动不超过 15%，不改情节），覆盖原文件。"
         return
     verdict = staged_gate(store, n)
-    focus = list(verdict.evaluation.issues[:5]) if verdict is not None else []
+    # The same style points the built-in pipeline's second polish gets (issue 16 point 6).
+    focus = list(style_points(verdict.evaluation)) if verdict is not None else []
     inline["mode"] = "polish"
     inline["focus"] = focus
     inline["task"] = (
