@@ -103,6 +103,9 @@ class PipelineController(QObject):
     gate_decided = Signal(int, str, float, str)  # chapter, action, overall, reason
     gate_issues = Signal(int, list)  # chapter, each violation (with its rule) and issue the gate saw
     chapter_committed = Signal(int)
+    #: A queued run drafts the next chapter early (issue 18's pipelining): chapter; then thrown away: why.
+    draft_ahead = Signal(int)
+    draft_discarded = Signal(int, str)
     #: The chapter stopped for the author (e.g. 手动改 on a low score); the message says what to do.
     chapter_paused = Signal(int, str)
     warning = Signal(int, str)

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 from novel_desktop.pipeline.events import (
     ChapterCommitted,
     ChapterStarted,
+    DraftAhead,
+    DraftDiscarded,
     GateDecided,
     PipelineEvent,
     PipelineWarning,
@@ -47,6 +49,10 @@ def emit_chapter_event(c: PipelineController, event: PipelineEvent) -> bool:
     elif isinstance(event, ChapterCommitted):
         c.project.notify_pipeline_commit()
         c.chapter_committed.emit(event.chapter)
+    elif isinstance(event, DraftAhead):
+        c.draft_ahead.emit(event.chapter)
+    elif isinstance(event, DraftDiscarded):
+        c.draft_discarded.emit(event.chapter, event.reason)
     else:
         return False
     return True

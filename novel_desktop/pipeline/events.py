@@ -119,6 +119,24 @@ class ChapterCommitted:
     cost_usd: float
 
 
+@dataclass(frozen=True)
+class DraftAhead:
+    """Chapter ``chapter``'s writer started early, while the chapter before it is still judged (a queued
+    run's pipelining, issue 18). Its StageStarted/TextDelta events follow, keyed by ``chapter``; it becomes
+    the chapter in flight (ChapterStarted) only once the one before it is committed."""
+
+    chapter: int
+
+
+@dataclass(frozen=True)
+class DraftDiscarded:
+    """An early draft of ``chapter`` was thrown away (the chapter before it was sent back, paused or failed,
+    or the run stopped); ``reason`` says why in the author's words. Nothing of it was staged."""
+
+    chapter: int
+    reason: str
+
+
 PipelineEvent = (
     ChapterStarted
     | StageStarted
@@ -129,4 +147,6 @@ PipelineEvent = (
     | GateDecided
     | PipelineWarning
     | ChapterCommitted
+    | DraftAhead
+    | DraftDiscarded
 )
