@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Literal, Protocol
 
 from PySide6.QtWidgets import QMessageBox, QWidget
@@ -25,6 +25,8 @@ Answer = Callable[[bool], object]
 #: What to do with unsaved edits: keep them by saving, throw them away, or stay where one is.
 SaveChoice = Literal["save", "discard", "cancel"]
 SaveAnswer = Callable[[SaveChoice], object]
+#: One of several answers by its key, or None for 取消 / a closed box.
+ChoiceAnswer = Callable[[str | None], object]
 
 
 class AlertPresenter(Protocol):
@@ -44,6 +46,15 @@ class AlertPresenter(Protocol):
     ) -> None: ...
 
     def save_changes(self, parent: QWidget | None, title: str, text: str, on_answer: SaveAnswer) -> None: ...
+
+    def choose(
+        self,
+        parent: QWidget | None,
+        title: str,
+        text: str,
+        options: Sequence[tuple[str, str]],
+        on_answer: ChoiceAnswer,
+    ) -> None: ...
 
 
 _ICONS = {
@@ -111,6 +122,25 @@ class DialogAlerts:
         box.finished.connect(lambda _code: on_answer(choices.get(box.clickedButton(), "cancel")))
         box.open()
 
+    def choose(
+        self,
+        parent: QWidget | None,
+        title: str,
+        text: str,
+        options: Sequence[tuple[str, str]],
+        on_answer: ChoiceAnswer,
+    ) -> None:
+        box = self._box(parent, title, text, QMessageBox.Icon.Question)
+        keys: dict[object, str] = {}
+        for index, (key, label) in enumerate(options):
+            button = box.addButton(label, QMessageBox.ButtonRole.AcceptRole)
+            keys[button] = key
+            if index == 0:
+                box.setDefaultButton(button)
+        box.addButton(tr("取消"), QMessageBox.ButtonRole.RejectRole)
+        box.finished.connect(lambda _code: on_answer(keys.get(box.clickedButton())))
+        box.open()
+
 
 class HeadlessAlerts:
     """For runs without anyone at the screen (``--screenshot``): print to stderr, answer the default."""
@@ -134,6 +164,17 @@ class HeadlessAlerts:
     def save_changes(self, parent: QWidget | None, title: str, text: str, on_answer: SaveAnswer) -> None:
         print(f"[save? → cancel] {title}: {text}", file=sys.stderr)
         on_answer("cancel")  # nobody to ask: the edits stay where they are
+
+    def choose(
+        self,
+        parent: QWidget | None,
+        title: str,
+        text: str,
+        options: Sequence[tuple[str, str]],
+        on_answer: ChoiceAnswer,
+    ) -> None:
+        print(f"[choose → cancel] {title}: {text}", file=sys.stderr)
+        on_answer(None)  # nobody to ask: nothing changes
 
 
 _presenter: AlertPresenter = DialogAlerts()
@@ -182,6 +223,14 @@ def confirm(
 def save_changes(parent: QWidget | None, title: str, text: str, on_answer: SaveAnswer) -> None:
     """Ask what to do with unsaved edits: ``on_answer("save" | "discard" | "cancel")``; closing cancels."""
     _presenter.save_changes(parent, title, text, on_answer)
+
+
+def choose(
+    parent: QWidget | None, title: str, text: str, options: Sequence[tuple[str, str]], on_answer: ChoiceAnswer
+) -> None:
+    """Ask which of ``options`` ((key, button label), the first the default) or 取消: ``on_answer(key)``, or
+    ``on_answer(None)`` for 取消 and a closed box."""
+    _presenter.choose(parent, title, text, options, on_answer)
 
 
 async def ask(parent: QWidget | None, title: str, text: str, *, default: bool = True) -> bool:

@@ -7,7 +7,7 @@ across saves through the 历史版本 dialog) and returns the chapters it marked
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QPoint, QSize, QTimer, Signal
+from PySide6.QtCore import QEvent, QMimeData, QPoint, QSize, QTimer, Signal
 from PySide6.QtGui import (
     QColor,
     QFocusEvent,
@@ -104,6 +104,9 @@ class ChapterEditor(QTextEdit):
     chapter_saved = Signal(int, list)
     #: Saving failed; the message is for the author.
     save_failed = Signal(str)
+    #: Files (or links) were dropped or pasted: the chapter, a controllers.drops.Dropped, the text position.
+    #: They are never inserted as their URLs: the window asks what to do with them.
+    files_dropped = Signal(int, object, int)
 
     def __init__(self, project: ProjectController, number: int, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -170,6 +173,28 @@ class ChapterEditor(QTextEdit):
                 cursor.insertText(INDENT)
             block = block.next()
         cursor.endEditBlock()
+
+    def insert_text_at(self, position: int, text: str) -> None:
+        """Insert ``text`` at ``position`` as one undoable edit (a dropped file's text, once asked)."""
+        if self.isReadOnly():
+            return
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(min(max(0, position), self.document().characterCount() - 1))
+        cursor.insertText(text)
+        self.setTextCursor(cursor)
+
+    # ------------------------------------------------------------------ drops and pastes
+    def canInsertFromMimeData(self, source: QMimeData) -> bool:
+        return source.hasUrls() or super().canInsertFromMimeData(source)
+
+    def insertFromMimeData(self, source: QMimeData) -> None:
+        """Text goes in as text; files and links never as their URLs: they are handed to the window."""
+        if not source.hasUrls():
+            super().insertFromMimeData(source)
+            return
+        from novel_desktop.ui.drops import dropped_of
+
+        self.files_dropped.emit(self.number, dropped_of(source), self.textCursor().position())
 
     @property
     def chars(self) -> int:

@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from novel_desktop.controllers.drops import Target
 from novel_desktop.controllers.jobs import Job, JobRunner
 from novel_desktop.controllers.pipeline_controller import PipelineController
 from novel_desktop.controllers.project_controller import ProjectController
@@ -42,6 +43,7 @@ from novel_desktop.i18n import tr
 from novel_desktop.ui.ask_dialog import dialog_asker
 from novel_desktop.ui.chapter_editor import ChapterEditor, ChapterTab
 from novel_desktop.ui.cost_label import CostLabel
+from novel_desktop.ui.drops import accept_drag, dropped_of
 from novel_desktop.ui.find_replace import FindReplaceDialog
 from novel_desktop.ui.flows.files import FileFlows
 from novel_desktop.ui.flows.novels import NovelFlows
@@ -312,6 +314,7 @@ class MainWindow(WindowActions):
             tab.editor.counts_changed.connect(self._on_editor_counts_changed)
             tab.editor.chapter_saved.connect(self._on_editor_chapter_saved)
             tab.editor.save_failed.connect(self._on_editor_save_failed)
+            tab.editor.files_dropped.connect(self.files.drops.editor_drop)
             info = next((c for c in self.project.chapters() if c.number == number), None)
             title = chapter_label(info) if info else tr("第{n}章").format(n=number)
             index = self._add_tab(tab, title if len(title) <= 14 else title[:13] + "…")
@@ -459,27 +462,16 @@ class MainWindow(WindowActions):
         self._views.clear()
         self.runs.live = None
 
-    # ------------------------------------------------------------------ drag and drop
+    # ------------------------------------------------------------------ drag and drop (ui/flows/drops.py)
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        self._accept_files(event)
+        accept_drag(event, Target.WINDOW)
 
     def dragMoveEvent(self, event: QDragMoveEvent) -> None:
-        self._accept_files(event)
-
-    @staticmethod
-    def _accept_files(event: QDragEnterEvent | QDragMoveEvent) -> None:
-        from novel_desktop.ui.style_drop import local_paths
-
-        if local_paths(event):
-            event.acceptProposedAction()
+        accept_drag(event, Target.WINDOW)
 
     def dropEvent(self, event: QDropEvent) -> None:
-        from novel_desktop.ui.style_drop import local_paths
-
-        paths = local_paths(event)
-        if paths:
-            event.acceptProposedAction()
-            self.files.handle_dropped_files(paths)
+        if accept_drag(event, Target.WINDOW):
+            self.files.drops.drop(dropped_of(event.mimeData()), Target.WINDOW)
 
     # ------------------------------------------------------------------ pipeline
     def _current_chapter_number(self) -> int | None:

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QDragEnterEvent, QDragMoveEvent, QDropEvent
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -33,17 +33,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from novel_desktop.controllers.drops import Action, Dropped, Target, classify, decide
 from novel_desktop.controllers.jobs import JobRunner
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.controllers.style_controller import (
-    MANUSCRIPT_SUFFIXES,
     STYLE_PROFILE_PATH,
     SampleAnalysis,
     analyze_samples,
-    classify_drop,
+    analyze_text,
 )
 from novel_desktop.domain.style import StyleProfile
 from novel_desktop.i18n import tr
+from novel_desktop.ui.drops import accept_drag, dropped_of
 
 log = logging.getLogger(__name__)
 
@@ -62,22 +63,15 @@ METRIC_LABELS: tuple[tuple[str, str, str], ...] = (
 SOURCE_TYPES = (("original", "我的样本（原创）"), ("reference", "仿写参考作者"), ("template", "风格模板"))
 
 
-def local_paths(event: QDropEvent | QDragEnterEvent | QDragMoveEvent) -> list[str]:
-    """The local files a drag carries."""
-    mime = event.mimeData()
-    if mime is None or not mime.hasUrls():
-        return []
-    return [u.toLocalFile() for u in mime.urls() if u.isLocalFile()]
-
-
 def _lines(edit: QPlainTextEdit) -> list[str]:
     return [line.strip() for line in edit.toPlainText().splitlines() if line.strip()]
 
 
 class StyleDropArea(QFrame):
-    """A framed target for dragged sample files, with a button for those who prefer a file dialog."""
+    """A framed target for dragged sample files or text, with a button for those who prefer a file dialog."""
 
-    files_dropped = Signal(list)
+    #: What was dropped or chosen (a controllers.drops.Dropped).
+    dropped = Signal(object)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -86,13 +80,15 @@ class StyleDropArea(QFrame):
         self._set_hover(False)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(16, 14, 16, 14)
-        title = QLabel(tr("把 1-3 章文风样本拖到这里"))
+        title = QLabel(tr("拖入文本作为风格样本"))
         font = title.font()
         font.setPointSizeF(font.pointSizeF() * 1.15)
         font.setBold(True)
         title.setFont(font)
         title.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        hint = QLabel(tr("支持 .txt、.md、.docx；共 3 万字以内。分析在本机完成，不调用模型。"))
+        hint = QLabel(
+            tr("1-3 章样本：.txt、.md、.docx 文件或一段文字，共 3 万字以内。分析在本机完成，不调用模型。")
+        )
         hint.setWordWrap(True)
         hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
         hint.setStyleSheet("color: palette(dark);")
@@ -118,14 +114,10 @@ class StyleDropArea(QFrame):
             self, tr("选择文风样本"), "", tr("文本与文档 (*.txt *.md *.markdown *.docx)")
         )
         if paths:
-            self.files_dropped.emit(paths)
+            self.dropped.emit(Dropped(tuple(paths)))
 
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        if any(Path(p).suffix.lower() in MANUSCRIPT_SUFFIXES for p in local_paths(event)):
-            self._set_hover(True)
-            event.acceptProposedAction()
-        else:
-            event.ignore()
+        self._set_hover(accept_drag(event, Target.STYLE))
 
     def dragLeaveEvent(self, event: Any) -> None:
         self._set_hover(False)
@@ -133,10 +125,8 @@ class StyleDropArea(QFrame):
 
     def dropEvent(self, event: QDropEvent) -> None:
         self._set_hover(False)
-        paths = local_paths(event)
-        if paths:
-            event.acceptProposedAction()
-            self.files_dropped.emit(paths)
+        if accept_drag(event, Target.STYLE):
+            self.dropped.emit(dropped_of(event.mimeData()))
 
 
 class StylePage(QWidget):
@@ -163,7 +153,7 @@ class StylePage(QWidget):
         outer.setContentsMargins(16, 12, 16, 12)
         outer.setSpacing(10)
         self.drop_area = StyleDropArea()
-        self.drop_area.files_dropped.connect(self._on_drop_area_files_dropped)
+        self.drop_area.dropped.connect(self.handle_drop)
         outer.addWidget(self.drop_area)
         self.status_label = QLabel()
         self.status_label.setWordWrap(True)
@@ -337,33 +327,37 @@ class StylePage(QWidget):
     def dropEvent(self, event: QDropEvent) -> None:
         self.drop_area.dropEvent(event)
 
-    def _on_drop_area_files_dropped(self, paths: list[str]) -> None:
-        self.handle_files(paths)
-
     def handle_files(self, paths: Sequence[str]) -> None:
-        """Dropped or chosen files: analyze samples, pass a manuscript on, explain anything else."""
-        kind = classify_drop(paths)
-        if kind == "manuscript":
+        """Chosen or dropped files (see :meth:`handle_drop`)."""
+        self.handle_drop(Dropped(tuple(str(p) for p in paths)))
+
+    def handle_drop(self, dropped: Dropped) -> None:
+        """What the drop table says for the style page: samples (files or dragged text) are measured, a whole
+        book is passed on for import, anything else is explained and changes nothing."""
+        decision = decide(classify(dropped), Target.STYLE)
+        if decision.action is Action.IMPORT:
             self._set_status(tr("这是一部完整书稿，不是样本章节：可以把它导入为小说。"))
-            self.manuscript_dropped.emit(str(paths[0]))
-            return
-        if kind is None:
-            self._set_status(
-                tr("无法作为样本：请拖入 1-3 个 .txt、.md 或 .docx 文件，合计 3 万字以内。"), "error"
-            )
-            return
-        self.analyze(paths)
+            self.manuscript_dropped.emit(str(dropped.paths[0]))
+        elif decision.action is Action.STYLE and dropped.paths:
+            self.analyze(dropped.paths)
+        elif decision.action is Action.STYLE:
+            self._measure(tr("拖入的文字"), lambda: analyze_text(dropped.text, tr("拖入的文字")))
+        elif decision.action is Action.REFUSE:
+            hint = tr("文风样本：请拖入 1-3 个 .txt、.md 或 .docx 文件（合计 3 万字以内），或一段文字。")
+            self._set_status(decision.message + "\n" + hint, "error")
 
     def analyze(self, paths: Sequence[str]) -> None:
         """Measure the samples and show the profile (as a job of the runner when there is one)."""
+        files = list(paths)
+        self._measure("、".join(Path(p).name for p in files), lambda: analyze_samples(files))
+
+    def _measure(self, names: str, work: Callable[[], SampleAnalysis]) -> None:
         if self._analyzing:
             return
-        names = "、".join(Path(p).name for p in paths)
         self._set_status(tr("正在分析 {names} …").format(names=names), "busy")
-        files = list(paths)
         if self.jobs is None:
             try:
-                result = analyze_samples(files)
+                result = work()
             except Exception as exc:
                 log.warning("style analysis failed", exc_info=True)
                 self._show_failure(str(exc))
@@ -371,7 +365,7 @@ class StylePage(QWidget):
             self._show_result(result)
             return
         self._analyzing = True
-        job = self.jobs.run_in_thread("style_analysis", lambda: analyze_samples(files), title=tr("文风分析"))
+        job = self.jobs.run_in_thread("style_analysis", work, title=tr("文风分析"))
         job.succeeded.connect(self._show_result)
         job.failed.connect(self._show_failure)
         job.finished.connect(self._on_analysis_finished)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from PySide6.QtWidgets import QWidget
 
-from novel_desktop.ui.alerts import Answer, Kind, SaveAnswer, SaveChoice
+from novel_desktop.ui.alerts import Answer, ChoiceAnswer, Kind, SaveAnswer, SaveChoice
 
 
 class RecordingAlerts:
@@ -19,6 +21,10 @@ class RecordingAlerts:
         self.save_choice: SaveChoice = "save"
         #: The button labels of every confirm (None: 是 / 否).
         self.labels: list[tuple[str, str] | None] = []
+        #: How every "which one?" question (alerts.choose) is answered: an option's key, or None for 取消.
+        self.choice: str | None = None
+        #: The option keys each such question offered.
+        self.offered: list[list[str]] = []
 
     def show(self, kind: Kind, parent: QWidget | None, title: str, text: str) -> None:
         self.shown.append((kind, title, text))
@@ -40,6 +46,18 @@ class RecordingAlerts:
     def save_changes(self, parent: QWidget | None, title: str, text: str, on_answer: SaveAnswer) -> None:
         self.shown.append(("save_changes", title, text))
         on_answer(self.save_choice)
+
+    def choose(
+        self,
+        parent: QWidget | None,
+        title: str,
+        text: str,
+        options: Sequence[tuple[str, str]],
+        on_answer: ChoiceAnswer,
+    ) -> None:
+        self.shown.append(("choose", title, text))
+        self.offered.append([key for key, _label in options])
+        on_answer(self.choice)
 
     @property
     def texts(self) -> list[str]:

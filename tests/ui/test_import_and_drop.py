@@ -186,7 +186,7 @@ def test_a_dropped_manuscript_previewed_and_cancelled_leaves_the_open_novel_writ
 ) -> None:
     assert window.open_novel(seed_novel, remember=False)
     act(qloop, window, lambda: drop(window, [book]))
-    assert alerts.shown[-1][:2] == ("confirm", "导入书稿")  # answered 是: the preview opens
+    assert alerts.shown == []  # a whole book: the preview opens at once (it is the question)
     dialog = preview_of(window)
     assert dialog.chapter_rows()
     act(qloop, window, dialog.cancel_button.click)
@@ -254,13 +254,19 @@ def test_dropped_samples_update_the_style_profile_and_continue_still_commits(
 def test_dropping_samples_without_an_open_novel_says_to_open_one(
     window: MainWindow, qloop: qasync.QEventLoop, tmp_path: Path, alerts: RecordingAlerts
 ) -> None:
-    sample = tmp_path / "样本.txt"
-    sample.write_text(SAMPLE, encoding="utf-8")
-    act(qloop, window, lambda: drop(window, [sample]))
+    samples = [tmp_path / "样本.txt", tmp_path / "样本二.txt"]
+    for p in samples:
+        p.write_text(SAMPLE, encoding="utf-8")
+    act(qloop, window, lambda: drop(window, samples))
     assert alerts.shown == [("info", "文风档案", "先打开或新建一部小说，再设置它的文风。")]
+    alerts.shown.clear()
+    alerts.choice = "style"  # one short file: asked whether it is a book or a sample
+    act(qloop, window, lambda: drop(window, samples[:1]))
+    assert [kind for kind, _t, _x in alerts.shown] == ["choose", "info"]
+    assert alerts.offered == [["import", "style"]]
 
 
-def test_dropping_a_manuscript_offers_the_import(
+def test_dropping_a_manuscript_opens_the_import(
     window: MainWindow,
     qloop: qasync.QEventLoop,
     monkeypatch: pytest.MonkeyPatch,
@@ -269,13 +275,8 @@ def test_dropping_a_manuscript_offers_the_import(
 ) -> None:
     imported: list[Path] = []
     monkeypatch.setattr(MainWindow, "import_manuscript", lambda self, p: imported.append(Path(p)))
-    alerts.answer = False
     act(qloop, window, lambda: drop(window, [book]))
-    [(kind, title, text)] = alerts.shown
-    assert (kind, title) == ("confirm", "导入书稿") and book.name in text
-    assert imported == []  # declined
-    alerts.answer = True
-    act(qloop, window, lambda: drop(window, [book]))
+    assert alerts.shown == []  # never taken for style samples, never asked twice: the preview asks
     assert imported == [book]
 
 
@@ -286,7 +287,7 @@ def test_dropping_files_that_are_neither_is_explained(
     picture.write_bytes(b"\x89PNG")
     act(qloop, window, lambda: drop(window, [picture]))
     [(kind, title, text)] = alerts.shown
-    assert (kind, title) == ("info", "无法使用这些文件") and "1-3 个样本" in text
+    assert (kind, title) == ("info", "无法使用这些文件") and "图片" in text and "epub" in text
 
 
 def test_the_window_accepts_a_drag_of_files_only(window: MainWindow, tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from pytestqt.qtbot import QtBot
 
 from novel_desktop.controllers.project_controller import ProjectController
-from novel_desktop.ui.style_drop import StylePage, StyleProfileDialog, classify_drop
+from novel_desktop.ui.style_drop import StylePage, StyleProfileDialog
 from tests.conftest import CORPUS as CORPUS_DIR
 
 CORPUS = CORPUS_DIR / "ershinian_pg24099_ch01-10.txt"
@@ -60,38 +60,6 @@ def _page(qtbot: QtBot, project: ProjectController) -> StylePage:
     page.resize(1200, 800)
     page.show()
     return page
-
-
-def test_classify_drop(tmp_path: Path, sample: Path, corpus_text: str) -> None:
-    small = [tmp_path / f"第{i}章.md" for i in range(4)]
-    for p in small:
-        p.write_text(corpus_text[:4000], encoding="utf-8")
-    book = tmp_path / "全书.txt"
-    book.write_text(corpus_text, encoding="utf-8")
-    book2 = tmp_path / "全书2.txt"
-    book2.write_text(corpus_text[:40000], encoding="gb18030")
-    (tmp_path / "封面.png").write_bytes(b"\x89PNG")
-
-    assert classify_drop([sample]) == "samples"
-    assert classify_drop(small[:3]) == "samples"
-    assert classify_drop(small) is None  # more than three files is not a sample set
-    assert classify_drop([book]) == "manuscript"
-    assert classify_drop([book2]) == "manuscript"  # read in its own encoding, counted in 字
-    assert classify_drop([book, book2]) is None
-    assert classify_drop([tmp_path / "封面.png"]) is None
-    assert classify_drop([tmp_path / "不存在.txt"]) is None
-    assert classify_drop([]) is None
-
-
-def test_classify_drop_reads_docx_samples(tmp_path: Path, corpus_text: str) -> None:
-    import docx
-
-    document = docx.Document()
-    for para in corpus_text[5000:9000].split("\n"):
-        document.add_paragraph(para)
-    path = tmp_path / "样本.docx"
-    document.save(str(path))
-    assert classify_drop([path]) == "samples"
 
 
 def test_dropping_a_sample_shows_an_editable_profile_and_saves_it(
@@ -174,9 +142,13 @@ def test_unusable_drops_explain_what_is_accepted(
         Qt.KeyboardModifier.NoModifier,
     )
     page.drop_area.dragEnterEvent(enter)
-    assert not enter.isAccepted()
+    assert enter.isAccepted()  # taken, so that the drop can say why it cannot be used
+    before = project.document("style-profile.json")
+    shown = page.profile()
     _drop(page, png)
+    assert "图片" in page.status_label.text()
     assert ".txt" in page.status_label.text() and "3 万字" in page.status_label.text()
+    assert project.document("style-profile.json") == before and page.profile() == shown
 
 
 def test_analysis_without_a_running_loop_and_the_dialog(

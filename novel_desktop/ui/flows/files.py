@@ -1,7 +1,6 @@
 """Files in and out of the window: importing a manuscript (preview first), exporting the book, the style
-profile, and files dropped anywhere on the window (samples → the style profile, a manuscript → the import
-offer). Reading, splitting, writing and classifying are jobs (worker threads); every dialog opens with
-``open()`` from a job's end signal, which is emitted outside the job's task."""
+profile; files dropped on the window go through ui/flows/drops.py. Reading, splitting and writing are jobs
+(worker threads); every dialog opens with ``open()`` from a job's end signal, emitted outside its task."""
 
 from __future__ import annotations
 
@@ -10,10 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import QFileDialog
 
+from novel_desktop.controllers.drops import Dropped, Target
 from novel_desktop.controllers.project_controller import ProjectController
-from novel_desktop.controllers.style_controller import classify_drop
 from novel_desktop.i18n import tr
 from novel_desktop.ui import alerts
+from novel_desktop.ui.flows.drops import DropFlows
 
 if TYPE_CHECKING:
     from novel_desktop.controllers.jobs import Job
@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 class FileFlows:
     def __init__(self, window: MainWindow) -> None:
         self.window = window
+        #: Files dropped on the window, the tree or an editor (ui/flows/drops.py).
+        self.drops = DropFlows(window)
 
     def _job(self, name: str, work: Any, error_title: str) -> Job:
         """``work`` in a worker thread; a failure is reported under ``error_title``."""
@@ -132,29 +134,15 @@ class FileFlows:
         if not w.project.is_open:
             alerts.info(w, tr("文风档案"), tr("先打开或新建一部小说，再设置它的文风。"))
             return None
-        return StyleProfileDialog.show_for(w, w.project, paths or [], jobs=w.jobs)
+        dialog = StyleProfileDialog.show_for(w, w.project, paths or [], jobs=w.jobs)
 
-    def handle_dropped_files(self, paths: list[str]) -> Job:
-        """1-3 short files are style samples (measured into the style profile); one long file or an EPUB
-        is a manuscript (offered for import); anything else is explained."""
-        job = self._job("drop", lambda: classify_drop(paths), tr("无法读取文件"))
-        job.succeeded.connect(lambda kind: self._dropped(kind, paths))
-        return job
+        def import_instead(path: str) -> None:  # a whole book dropped on the style page
+            dialog.reject()
+            w.import_manuscript(path)
 
-    def _dropped(self, kind: Any, paths: list[str]) -> None:
-        w = self.window
-        if kind == "samples":
-            w.show_style(paths)
-        elif kind == "manuscript":
-            alerts.confirm(
-                w,
-                tr("导入书稿"),
-                tr("“{name}”像是一部书稿。按章节拆分，导入成一部新小说？").format(name=Path(paths[0]).name),
-                lambda yes: w.import_manuscript(paths[0]) if yes else None,
-            )
-        else:
-            alerts.info(
-                w,
-                tr("无法使用这些文件"),
-                tr("拖入 1-3 个样本（txt/md/docx，共 3 万字内）测文风，或拖入一部书稿导入。"),
-            )
+        dialog.page.manuscript_dropped.connect(import_instead)
+        return dialog
+
+    def handle_dropped_files(self, paths: list[str]) -> Job | None:
+        """Files dropped on the window: what they are decides (controllers/drops.py, ui/flows/drops.py)."""
+        return self.drops.drop(Dropped(tuple(paths)), Target.WINDOW)
