@@ -155,3 +155,17 @@ def test_classify_reads_docx_samples(tmp_path: Path) -> None:
 def test_read_texts(files: dict[str, Path]) -> None:
     text = read_texts([str(files["sample_big5"]), str(files["sample"])])
     assert text.startswith("　　山路") and "師父" in text and "师父" in text
+
+
+def test_every_refusal_and_answer_is_in_english_too() -> None:
+    from novel_desktop import i18n
+    from novel_desktop.controllers.drops import CHOICE_LABELS
+
+    i18n.set_language("en")
+    try:
+        for content in REFUSED:
+            message = decide(content, Target.WINDOW).message
+            assert message.isascii() and message.endswith("."), message
+        assert all(i18n.tr(label).isascii() for label in CHOICE_LABELS.values())
+    finally:
+        i18n.set_language("zh")

@@ -285,6 +285,9 @@ def test_english_catalogue_covers_the_window(qtbot: QtBot) -> None:
         "flows/stale",
         "flows/context",
         "context_dialog",
+        "drops",
+        "flows/drops",
+        "style_drop",
     ]
     for name in sources:
         text = (Path(__file__).resolve().parents[2] / "novel_desktop" / "ui" / f"{name}.py").read_text(

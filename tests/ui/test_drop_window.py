@@ -1,0 +1,302 @@
+"""The drop matrix in the real window: each kind of file (and text, links, pictures, folders) dropped on the
+window, the project tree, a chapter editor and the style page does what controllers/drops.py says; a file on
+the editor is never inserted as its URL, the editor asks instead (answered through the recording alerts)."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import qasync
+from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import QWidget
+
+from novel_desktop.ui.chapter_editor import ChapterEditor
+from novel_desktop.ui.import_dialog import ImportPreviewDialog
+from novel_desktop.ui.main_window import MainWindow
+from novel_desktop.ui.style_drop import StylePage, StyleProfileDialog
+from tests.fakes.alerts import RecordingAlerts
+
+pytestmark = pytest.mark.usefixtures("gui_thread_gc")
+
+PROSE = "　　山路弯弯，林枫背着药篓往上走，雾气在松林间慢慢散开。“师父，”他说，“玉又亮了。”\n\n"
+SAMPLE_TEXT = PROSE * 30  # about 1,300 字: a sample chapter
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, list[Path]]:
+    """Every kind of drop, by name: lists of paths."""
+    book = tmp_path / "山河志.txt"
+    book.write_text(
+        "".join(f"第{n}章 山中第{n}日\n\n" + PROSE * 150 for n in "一二三四五六七八九十"), encoding="utf-8"
+    )
+    samples = [tmp_path / "样本一.txt", tmp_path / "样本二.md"]
+    for p in samples:
+        p.write_text(SAMPLE_TEXT, encoding="utf-8")
+    picture = tmp_path / "封面.png"
+    picture.write_bytes(b"\x89PNG\r\n")
+    folder = tmp_path / "资料"
+    folder.mkdir()
+    many = [tmp_path / f"第{n}章.txt" for n in range(5)]
+    for p in many:
+        p.write_text(PROSE, encoding="utf-8")
+    return {
+        "manuscript": [book],
+        "sample": samples[:1],
+        "samples": samples,
+        "image": [picture],
+        "folder": [folder],
+        "too_many": many,
+    }
+
+
+@pytest.fixture
+def calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, list[str]]]:
+    """What the window was asked to do: import a manuscript, or show the style profile for samples."""
+    made: list[tuple[str, list[str]]] = []
+    monkeypatch.setattr(MainWindow, "import_manuscript", lambda self, p: made.append(("import", [str(p)])))
+    monkeypatch.setattr(
+        MainWindow, "show_style", lambda self, paths=None: made.append(("style", list(paths or [])))
+    )
+    return made
+
+
+def act(qloop: qasync.QEventLoop, window: MainWindow, action: Callable[[], object]) -> None:
+    """Do ``action`` inside the running loop, as the app would, and wait until no job runs."""
+
+    async def main() -> None:
+        action()
+        await asyncio.sleep(0)
+        await window.jobs.idle()
+
+    qloop.run_until_complete(asyncio.wait_for(main(), 60))
+    gc.collect()
+
+
+def mime_of(paths: list[Path] = (), *, text: str = "", links: list[str] = ()) -> QMimeData:  # type: ignore[assignment]
+    mime = QMimeData()
+    urls = [QUrl.fromLocalFile(str(p)) for p in paths] + [QUrl(link) for link in links]
+    if urls:
+        mime.setUrls(urls)
+    if text:
+        mime.setText(text)
+    return mime
+
+
+def drag_enter(widget: QWidget, mime: QMimeData) -> bool:
+    event = QDragEnterEvent(
+        QPoint(30, 30),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
+    event.ignore()
+    widget.dragEnterEvent(event)  # type: ignore[attr-defined]
+    return event.isAccepted()
+
+
+def drop_on(widget: QWidget, mime: QMimeData, at: QPointF = QPointF(30, 30)) -> None:
+    """A drop as Qt delivers it after an accepted drag (QApplication.sendEvent delivers none outside a real
+    drag): the handler a drop calls."""
+    event = QDropEvent(
+        at, Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    )
+    widget.dropEvent(event)  # type: ignore[attr-defined]
+
+
+def editor_of(window: MainWindow, number: int = 1) -> ChapterEditor:
+    tab = window.open_chapter(number)
+    assert tab is not None
+    return tab.editor
+
+
+#: file kind → what a drop on the window does (the tree passes its drops to the window: same row).
+WINDOW_ROW = {
+    "manuscript": [("import", ["山河志.txt"])],
+    "sample": "choose",
+    "samples": [("style", ["样本一.txt", "样本二.md"])],
+    "image": "refused",
+    "folder": "refused",
+    "too_many": "refused",
+}
+
+
+@pytest.mark.parametrize("kind", list(WINDOW_ROW))
+def test_drops_on_the_window(
+    window: MainWindow,
+    qloop: qasync.QEventLoop,
+    files: dict[str, list[Path]],
+    calls: list[tuple[str, list[str]]],
+    alerts: RecordingAlerts,
+    kind: str,
+) -> None:
+    mime = mime_of(files[kind])
+    assert drag_enter(window, mime)
+    act(qloop, window, lambda: drop_on(window, mime))
+    expected = WINDOW_ROW[kind]
+    if expected == "choose":  # one short file: a book or a sample, only the author knows
+        assert alerts.offered == [["import", "style"]] and calls == []
+        assert alerts.shown[0][0] == "choose" and "样本一.txt" in alerts.shown[0][2]
+    elif expected == "refused":
+        [(alert, title, _text)] = alerts.shown
+        assert (alert, title) == ("info", "无法使用这些文件") and calls == []
+    else:
+        assert alerts.shown == []
+        assert [(what, [Path(p).name for p in paths]) for what, paths in calls] == expected
+
+
+def test_the_start_page_and_the_tree_pass_drops_to_the_window(
+    window: MainWindow,
+    qloop: qasync.QEventLoop,
+    files: dict[str, list[Path]],
+    calls: list[tuple[str, list[str]]],
+) -> None:
+    # Neither takes drops itself, so Qt hands a drag over them to the window (the table's WINDOW/TREE row).
+    for page in (window.tree, window.start_page):
+        assert [w for w in [page, *page.findChildren(QWidget)] if w.acceptDrops()] == []
+    window.show_start_page()
+    act(qloop, window, lambda: drop_on(window, mime_of(files["manuscript"])))
+    assert calls == [("import", [str(files["manuscript"][0])])]
+
+
+def test_text_and_links_on_the_window(
+    window: MainWindow, qloop: qasync.QEventLoop, calls: list[tuple[str, list[str]]], alerts: RecordingAlerts
+) -> None:
+    assert not drag_enter(window, mime_of(text="一段文字"))  # text has no use on the window: not taken
+    link = mime_of(links=["https://example.com/book.txt"], text="https://example.com/book.txt")
+    assert drag_enter(window, link)
+    act(qloop, window, lambda: drop_on(window, link))
+    [(alert, _title, text)] = alerts.shown
+    assert alert == "info" and "网页链接" in text and calls == []
+
+
+def test_a_file_on_the_editor_is_never_inserted_as_a_url(
+    window: MainWindow,
+    qloop: qasync.QEventLoop,
+    files: dict[str, list[Path]],
+    calls: list[tuple[str, list[str]]],
+    alerts: RecordingAlerts,
+) -> None:
+    editor = editor_of(window)
+    before = editor.toPlainText()
+    offered = {
+        "manuscript": ["import", "insert"],
+        "sample": ["import", "style", "insert"],
+        "samples": ["style"],
+    }
+    for kind, paths in files.items():
+        alerts.shown.clear()
+        alerts.offered.clear()
+        mime = mime_of(paths)
+        assert drag_enter(editor, mime), kind
+        act(qloop, window, lambda m=mime: drop_on(editor, m))  # answered 取消 (alerts.choice is None)
+        assert "file://" not in editor.toPlainText()
+        assert editor.toPlainText() == before and not editor.is_modified, kind
+        if kind in offered:
+            assert alerts.offered == [offered[kind]], kind
+            assert alerts.shown[0][:2] == ("choose", "拖入的文件")
+        else:
+            [(alert, title, _text)] = alerts.shown
+            assert (alert, title) == ("info", "无法使用这些文件"), kind
+    # A link, too, is explained, not inserted.
+    alerts.shown.clear()
+    act(
+        qloop,
+        window,
+        lambda: drop_on(editor, mime_of(links=["https://example.com/"], text="https://example.com/")),
+    )
+    assert "网页链接" in alerts.shown[-1][2] and editor.toPlainText() == before
+    assert calls == []
+    assert not window.project.status().stale_chapters  # nothing flagged for rebuild
+
+
+def test_the_editor_inserts_a_files_text_when_asked_to(
+    window: MainWindow, qloop: qasync.QEventLoop, files: dict[str, list[Path]], alerts: RecordingAlerts
+) -> None:
+    editor = editor_of(window)
+    before = editor.toPlainText()
+    alerts.choice = "insert"
+    act(qloop, window, lambda: drop_on(editor, mime_of(files["sample"]), QPointF(0, 0)))
+    text = editor.toPlainText()
+    assert "file://" not in text and text.count("林枫背着药篓") == before.count("林枫背着药篓") + 30
+    assert editor.is_modified  # an edit like any other: saved, and the later chapters flagged, by autosave
+    editor.undo()  # one undoable step
+    assert editor.toPlainText() == before
+
+
+def test_the_editor_hands_a_book_or_a_sample_on_when_asked_to(
+    window: MainWindow,
+    qloop: qasync.QEventLoop,
+    files: dict[str, list[Path]],
+    calls: list[tuple[str, list[str]]],
+    alerts: RecordingAlerts,
+) -> None:
+    editor = editor_of(window)
+    alerts.choice = "import"
+    act(qloop, window, lambda: drop_on(editor, mime_of(files["manuscript"])))
+    alerts.choice = "style"
+    act(qloop, window, lambda: drop_on(editor, mime_of(files["sample"])))
+    assert calls == [("import", [str(files["manuscript"][0])]), ("style", [str(files["sample"][0])])]
+
+
+def test_text_dropped_on_the_editor_is_inserted_as_text(window: MainWindow, alerts: RecordingAlerts) -> None:
+    editor = editor_of(window)
+    mime = mime_of(text="雨停了。")
+    assert drag_enter(editor, mime)
+    drop_on(editor, mime, QPointF(0, 0))
+    assert "雨停了。" in editor.toPlainText() and alerts.shown == []
+
+
+def test_a_file_pasted_into_the_editor_is_asked_about_too(
+    window: MainWindow, qloop: qasync.QEventLoop, files: dict[str, list[Path]], alerts: RecordingAlerts
+) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    editor = editor_of(window)
+    before = editor.toPlainText()
+    QApplication.clipboard().setMimeData(mime_of(files["sample"]))
+    act(qloop, window, editor.paste)
+    assert alerts.offered == [["import", "style", "insert"]] and editor.toPlainText() == before
+
+
+def test_the_style_page_measures_samples_and_dragged_text(
+    window: MainWindow, qloop: qasync.QEventLoop, files: dict[str, list[Path]], alerts: RecordingAlerts
+) -> None:
+    dialog = window.show_style()
+    assert isinstance(dialog, StyleProfileDialog)
+    page: StylePage = dialog.page
+    assert page.drop_area.isVisible() and page.drop_area.acceptDrops()
+    for kind in ("sample", "samples"):
+        with_profile = []
+        page.profile_analyzed.connect(with_profile.append)
+        act(qloop, window, lambda k=kind: drop_on(page.drop_area, mime_of(files[k])))
+        assert with_profile, kind
+        assert files[kind][0].name in page.status_label.text()
+    text = mime_of(text=SAMPLE_TEXT)
+    assert drag_enter(page.drop_area, text)
+    act(qloop, window, lambda: drop_on(page.drop_area, text))
+    assert "拖入的文字" in page.status_label.text()
+    saved = window.project.document("style-profile.json")
+    for kind in ("image", "folder", "too_many"):
+        act(qloop, window, lambda k=kind: drop_on(page, mime_of(files[k])))
+        assert "3 万字" in page.status_label.text(), kind
+    assert window.project.document("style-profile.json") == saved  # measured, shown, not saved unasked
+    assert alerts.shown == []
+    dialog.reject()
+
+
+def test_a_book_dropped_on_the_style_page_goes_to_the_import_preview(
+    window: MainWindow, qloop: qasync.QEventLoop, files: dict[str, list[Path]]
+) -> None:
+    dialog = window.show_style()
+    assert isinstance(dialog, StyleProfileDialog)
+    act(qloop, window, lambda: drop_on(dialog.page.drop_area, mime_of(files["manuscript"])))
+    assert not [d for d in window.findChildren(StyleProfileDialog) if d.isVisible()]  # closed for it
+    [preview] = [d for d in window.findChildren(ImportPreviewDialog) if d.isVisible()]
+    assert len(preview.chapter_rows()) == 10
+    preview.cancel_button.click()
