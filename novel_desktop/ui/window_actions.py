@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QSettings, Qt
@@ -16,6 +16,7 @@ from novel_desktop.ui.flows.author_lists import install as install_author_lists
 from novel_desktop.ui.flows.context import ContextFlows
 from novel_desktop.ui.flows.rollback import RollbackFlows
 from novel_desktop.ui.flows.setting_edits import SettingEditFlows
+from novel_desktop.ui.shortcuts import ShortcutsDialog, show_keys_in_tooltip
 
 if TYPE_CHECKING:
     from novel_desktop.controllers.pipeline_controller import PipelineController
@@ -24,6 +25,13 @@ if TYPE_CHECKING:
     from novel_desktop.ui.flows.runs import RunFlows
     from novel_desktop.ui.story_actions import StoryActions
 
+
+Std = QKeySequence.StandardKey
+Key = str | Std
+#: Shortcuts: Qt's standard keys where it has them (Save, Find, …: the platform's own), plain ones otherwise;
+#: none clashes with another action or with the editor's own keys (tests/ui/test_shortcuts.py). 停止 is Esc:
+#: Ctrl+. toggles full-width punctuation in the common Chinese input methods.
+STOP_KEYS: tuple[Key, ...] = ("Esc",)
 
 #: Bump when the docks change, so an old saved layout is not applied to a different set of docks.
 LAYOUT_VERSION = 1
@@ -56,11 +64,16 @@ class WindowActions(QMainWindow):
     def open_view(self, name: str, volume: int = 0) -> object: ...
 
     def _action(
-        self, text: str, slot: Callable[[], object], shortcut: str | None = None, tip: str = ""
+        self,
+        text: str,
+        slot: Callable[[], object],
+        shortcut: Key | Sequence[Key] | None = None,
+        tip: str = "",
     ) -> QAction:
         action = QAction(text, self)
         if shortcut:
-            action.setShortcut(QKeySequence(shortcut))
+            keys = [shortcut] if isinstance(shortcut, str | Std) else shortcut
+            action.setShortcuts([QKeySequence(k) for k in keys])
         if tip:
             action.setToolTip(tip)
             action.setStatusTip(tip)
@@ -72,15 +85,17 @@ class WindowActions(QMainWindow):
         a = self._action
 
         self.start_action = a(tr("开始页"), self.show_start_page)
-        self.new_action = a(tr("新建小说…"), self.novels.new_novel, "Ctrl+N")
-        self.open_action = a(tr("打开小说…"), self.novels.open_novel_dialog, "Ctrl+O")
-        self.import_action = a(tr("导入书稿…"), self.files.import_manuscript_dialog)
-        self.export_action = a(tr("导出…"), self.files.export_dialog, tip=tr("导出为 txt、md、epub 或 docx"))
+        self.new_action = a(tr("新建小说…"), self.novels.new_novel, Std.New)
+        self.open_action = a(tr("打开小说…"), self.novels.open_novel_dialog, Std.Open)
+        self.import_action = a(tr("导入书稿…"), self.files.import_manuscript_dialog, "Ctrl+Shift+O")
+        self.export_action = a(
+            tr("导出…"), self.files.export_dialog, "Ctrl+E", tr("导出为 txt、md、epub 或 docx")
+        )
         self.close_action = a(tr("关闭小说"), self.novels.close_novel)
-        self.quit_action = a(tr("退出"), self.close, "Ctrl+Q")
-        self.save_action = a(tr("保存"), self.save_all, "Ctrl+S")
+        self.quit_action = a(tr("退出"), self.close, Std.Quit)
+        self.save_action = a(tr("保存"), self.save_all, Std.Save)
         self.find_action = a(
-            tr("查找替换…"), self.show_find_replace, "Ctrl+Shift+F", tr("在全书中查找和替换")
+            tr("查找替换…"), self.show_find_replace, (Std.Find, "Ctrl+Shift+F"), tr("在全书中查找和替换")
         )
         self.indent_action = a(tr("段首缩进"), self.indent_current, tip=tr("每段开头加两个全角空格“　　”"))
         self.history_action = a(
@@ -90,12 +105,17 @@ class WindowActions(QMainWindow):
             tr("本章的所有版本，与草稿、润色稿对比，可恢复"),
         )
         self.continue_action = a(
-            tr("续写"), self.runs.continue_one, "Ctrl+Return", tr("按本卷大纲续写下一章")
+            tr("续写"), self.runs.continue_one, ("Ctrl+Return", "Ctrl+Enter"), tr("按本卷大纲续写下一章")
         )
-        self.continue_n_action = a(tr("续写 N 章…"), self.runs.continue_many)
-        self.stop_action = a(tr("停止"), self.pipeline.cancel, tip=tr("立即停止；未提交的章节下次续写时继续"))
+        self.continue_n_action = a(tr("续写 N 章…"), self.runs.continue_many, "Ctrl+Shift+Return")
+        self.stop_action = a(
+            tr("停止"), self.pipeline.cancel, STOP_KEYS, tr("立即停止；未提交的章节下次续写时继续")
+        )
         self.rebuild_action = a(
-            tr("重建…"), self.runs.rebuild_stale, tip=tr("重新摘要手改过的章节、重放故事状态，并检查后续章节")
+            tr("重建…"),
+            self.runs.rebuild_stale,
+            "Ctrl+Shift+R",
+            tr("重新摘要手改过的章节、重放故事状态，并检查后续章节"),
         )
         self.quick_start_action = a(
             tr("快速起步…"),
@@ -190,6 +210,17 @@ class WindowActions(QMainWindow):
         tools_menu = bar.addMenu(tr("工具"))
         tools_menu.addAction(self.settings_action)
         self.author_lists = install_author_lists(self, tools_menu)  # type: ignore[arg-type]
+
+        help_menu = bar.addMenu(tr("帮助"))
+        self.shortcuts_action = self._action(
+            tr("快捷键…"),
+            lambda: ShortcutsDialog.show_for(self, self.menuBar()),
+            Std.HelpContents,
+            tr("所有快捷键，按菜单列出"),
+        )
+        help_menu.addAction(self.shortcuts_action)
+        for action in self.findChildren(QAction):
+            show_keys_in_tooltip(action)  # "续写（Ctrl+Return）" on the toolbar's buttons
 
         toolbar = QToolBar(tr("工具栏"))
         toolbar.setObjectName("MainToolBar")

@@ -1,0 +1,128 @@
+"""The keyboard shortcuts as the window's menus hold them: the Help menu's list (帮助 → 快捷键…) is built from
+the actions themselves, so it cannot go stale, and tooltips name each action's keys."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QDialog,
+    QDialogButtonBox,
+    QHeaderView,
+    QLabel,
+    QMenu,
+    QMenuBar,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from novel_desktop.i18n import tr
+
+#: How a key sequence is shown: the platform's own names (Ctrl+S, ⌘S).
+NATIVE = QKeySequence.SequenceFormat.NativeText
+
+
+def keys_text(action: QAction) -> str:
+    """All of ``action``'s shortcuts, as the platform names them ("" when it has none)."""
+    return tr("，").join(k.toString(NATIVE) for k in action.shortcuts() if not k.isEmpty())
+
+
+def plain_text(action: QAction) -> str:
+    """An action's menu text without its mnemonic and trailing ellipsis."""
+    return action.text().replace("&&", "\0").replace("&", "").replace("\0", "&").rstrip("…").rstrip(".")
+
+
+def show_keys_in_tooltip(action: QAction) -> None:
+    """Let the tooltip (toolbar buttons show it) name the shortcut: "续写（Ctrl+Return）"."""
+    keys = keys_text(action)
+    if not keys:
+        return
+    tip = action.toolTip() if action.toolTip() != action.text() else plain_text(action)
+    action.setToolTip(tr("{tip}（{keys}）").format(tip=tip or plain_text(action), keys=keys))
+
+
+def shortcut_rows(menu_bar: QMenuBar) -> list[tuple[str, str, str]]:
+    """(menu, action, keys) for every action with a shortcut in the menu bar's menus, in menu order."""
+    rows: list[tuple[str, str, str]] = []
+
+    def walk(title: str, actions: Iterable[QAction]) -> None:
+        for action in actions:
+            menu = action.menu()
+            if isinstance(menu, QMenu):
+                walk(title, menu.actions())
+            elif not action.isSeparator() and keys_text(action):
+                rows.append((title, plain_text(action), keys_text(action)))
+
+    for top in menu_bar.actions():
+        menu = top.menu()
+        if isinstance(menu, QMenu):
+            walk(plain_text(top), menu.actions())
+    return rows
+
+
+def clashes(actions: Iterable[QAction]) -> dict[str, list[str]]:
+    """Key sequences that more than one action uses (a clash makes Qt trigger neither): keys → actions."""
+    users: dict[str, list[str]] = {}
+    for action in actions:
+        for key in action.shortcuts():
+            if not key.isEmpty():
+                users.setdefault(key.toString(QKeySequence.SequenceFormat.PortableText), []).append(
+                    plain_text(action)
+                )
+    return {key: names for key, names in users.items() if len(names) > 1}
+
+
+class ShortcutsDialog(QDialog):
+    """帮助 → 快捷键…: every shortcut of the window's menus, read from the actions when it opens."""
+
+    def __init__(self, menu_bar: QMenuBar, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(tr("快捷键"))
+        rows = shortcut_rows(menu_bar)
+        self.table = QTableWidget(len(rows), 3)
+        self.table.setHorizontalHeaderLabels([tr("菜单"), tr("操作"), tr("快捷键")])
+        for r, row in enumerate(rows):
+            for c, text in enumerate(row):
+                item = QTableWidgetItem(text)
+                item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
+                self.table.setItem(r, c, item)
+        self.table.verticalHeader().hide()
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setAlternatingRowColors(True)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        note = QLabel(tr("编辑器里的常用键（撤销、复制、粘贴、全选）与系统一致。"))
+        note.setWordWrap(True)
+        note.setStyleSheet("color: palette(dark);")
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.button(QDialogButtonBox.StandardButton.Close).setText(tr("关闭"))
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(note)
+        layout.addWidget(buttons)
+        self.resize(520, min(720, 120 + self.table.verticalHeader().defaultSectionSize() * (len(rows) + 1)))
+
+    def rows(self) -> list[tuple[str, str, str]]:
+        """What the table shows, row by row."""
+        rows: list[tuple[str, str, str]] = []
+        for r in range(self.table.rowCount()):
+            menu, action, keys = (item.text() if (item := self.table.item(r, c)) else "" for c in range(3))
+            rows.append((menu, action, keys))
+        return rows
+
+    @classmethod
+    def show_for(cls, window: QWidget, menu_bar: QMenuBar) -> ShortcutsDialog:
+        """Open the list over ``window`` (``open()``: no nested loop); it deletes itself when closed."""
+        dialog = cls(menu_bar, window)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
