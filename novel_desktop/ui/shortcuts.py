@@ -82,10 +82,10 @@ class ShortcutsDialog(QDialog):
 
     def __init__(self, menu_bar: QMenuBar, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setWindowTitle(tr("快捷键"))
+        self.setWindowTitle(tr("快捷键列表"))
         rows = shortcut_rows(menu_bar)
         self.table = QTableWidget(len(rows), 3)
-        self.table.setHorizontalHeaderLabels([tr("菜单"), tr("操作"), tr("快捷键")])
+        self.table.setHorizontalHeaderLabels([tr("菜单"), tr("命令"), tr("快捷键")])
         for r, row in enumerate(rows):
             for c, text in enumerate(row):
                 item = QTableWidgetItem(text)
@@ -95,8 +95,11 @@ class ShortcutsDialog(QDialog):
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setAlternatingRowColors(True)
+        self.table.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.table.setShowGrid(False)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        header.setMinimumSectionSize(self.fontMetrics().horizontalAdvance("MMMMM"))
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
         note = QLabel(tr("编辑器里的常用键（撤销、复制、粘贴、全选）与系统一致。"))

@@ -92,7 +92,7 @@ class WindowActions(QMainWindow):
             tr("导出…"), self.files.export_dialog, "Ctrl+E", tr("导出为 txt、md、epub 或 docx")
         )
         self.close_action = a(tr("关闭小说"), self.novels.close_novel)
-        self.quit_action = a(tr("退出"), self.close, Std.Quit)
+        self.quit_action = a(tr("退出"), self.close, "Ctrl+Q")  # Qt has no standard Quit key on Windows
         self.save_action = a(tr("保存"), self.save_all, Std.Save)
         self.find_action = a(
             tr("查找替换…"), self.show_find_replace, (Std.Find, "Ctrl+Shift+F"), tr("在全书中查找和替换")

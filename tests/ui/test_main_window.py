@@ -288,6 +288,7 @@ def test_english_catalogue_covers_the_window(qtbot: QtBot) -> None:
         "drops",
         "flows/drops",
         "style_drop",
+        "shortcuts",
     ]
     for name in sources:
         text = (Path(__file__).resolve().parents[2] / "novel_desktop" / "ui" / f"{name}.py").read_text(

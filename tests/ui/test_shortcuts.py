@@ -39,6 +39,7 @@ def test_every_main_action_has_a_shortcut(window: MainWindow) -> None:
     assert QKeySequence("Ctrl+Shift+F") in window.find_action.shortcuts()  # the old key still works
     assert window.continue_action.shortcut() == QKeySequence("Ctrl+Return")
     assert window.stop_action.shortcut() == QKeySequence("Esc")
+    assert window.quit_action.shortcut() == QKeySequence("Ctrl+Q")
 
 
 def test_no_two_actions_share_a_shortcut(window: MainWindow) -> None:
