@@ -226,11 +226,8 @@ class ContractForm(QWidget):
         if self.reader is None:
             self.save_button.hide()
 
-        QShortcut(
-            QKeySequence.StandardKey.Save,
-            self,
-            self.save,
-            context=Qt.ShortcutContext.WidgetWithChildrenShortcut,
+        QShortcut(QKeySequence.StandardKey.Save, self, self.save).setContext(
+            Qt.ShortcutContext.WidgetWithChildrenShortcut  # PySide6 drops the constructor's context=
         )
 
         self.storyline_edit.textEdited.connect(self._mark_dirty)

@@ -103,11 +103,8 @@ class OutlineView(QWidget):
         outline_bar.addWidget(self.plan_edit_button)
         outline_bar.addWidget(self.save_outline_button)
         editor_layout.addLayout(outline_bar)
-        QShortcut(
-            QKeySequence.StandardKey.Save,
-            editor_box,
-            self.save_outline,
-            context=Qt.ShortcutContext.WidgetWithChildrenShortcut,
+        QShortcut(QKeySequence.StandardKey.Save, editor_box, self.save_outline).setContext(
+            Qt.ShortcutContext.WidgetWithChildrenShortcut  # PySide6 drops the constructor's context=
         )
         self.outline_empty = self._empty_page(
             tr("本卷还没有大纲"),

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QApplication,
     QDialog,
     QDialogButtonBox,
     QHeaderView,
@@ -75,6 +76,48 @@ def clashes(actions: Iterable[QAction]) -> dict[str, list[str]]:
                     plain_text(action)
                 )
     return {key: names for key, names in users.items() if len(names) > 1}
+
+
+def _local_keys(focus: QWidget | None, window: QWidget) -> set[str]:
+    """The keys of the QShortcuts that views between ``focus`` and ``window`` hold for themselves."""
+    keys: set[str] = set()
+    widget = focus
+    while widget is not None and widget is not window:
+        for shortcut in widget.findChildren(QShortcut, options=Qt.FindChildOption.FindDirectChildrenOnly):
+            context = shortcut.context()
+            if shortcut.isEnabled() and (
+                context == Qt.ShortcutContext.WidgetWithChildrenShortcut
+                or (context == Qt.ShortcutContext.WidgetShortcut and widget is focus)
+            ):
+                keys.add(shortcut.key().toString(QKeySequence.SequenceFormat.PortableText))
+        widget = widget.parentWidget()
+    return keys
+
+
+class LocalShortcutsFirst(QObject):
+    """A view's own shortcut (the outline's Ctrl+S saves the outline) wins inside the view. Qt triggers
+    neither of two shortcuts with the same keys ("ambiguous overload"), so while the focus is inside a widget
+    with a shortcut of its own for a window action's keys, that action steps back (its context narrows to its
+    menu entry, where keys never reach it) and comes back when the focus leaves. Its keys stay listed."""
+
+    def __init__(self, window: QWidget) -> None:
+        super().__init__(window)
+        self.window = window
+        app = QApplication.instance()
+        if isinstance(app, QApplication):
+            app.focusChanged.connect(self.on_focus_changed)
+
+    def on_focus_changed(self, _old: QWidget | None, new: QWidget | None) -> None:
+        if new is not None and new.window() is not self.window:
+            return  # a dialog or another window: the window's shortcuts are not in play there
+        local = _local_keys(new, self.window)
+        for action in self.window.findChildren(QAction):
+            keys = {k.toString(QKeySequence.SequenceFormat.PortableText) for k in action.shortcuts()}
+            if not keys:
+                continue
+            context = Qt.ShortcutContext.WidgetShortcut if keys & local else Qt.ShortcutContext.WindowShortcut
+            if action.shortcutContext() != context:
+                action.setShortcutContext(context)
 
 
 class ShortcutsDialog(QDialog):

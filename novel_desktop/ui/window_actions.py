@@ -16,7 +16,7 @@ from novel_desktop.ui.flows.author_lists import install as install_author_lists
 from novel_desktop.ui.flows.context import ContextFlows
 from novel_desktop.ui.flows.rollback import RollbackFlows
 from novel_desktop.ui.flows.setting_edits import SettingEditFlows
-from novel_desktop.ui.shortcuts import ShortcutsDialog, show_keys_in_tooltip
+from novel_desktop.ui.shortcuts import LocalShortcutsFirst, ShortcutsDialog, show_keys_in_tooltip
 
 if TYPE_CHECKING:
     from novel_desktop.controllers.pipeline_controller import PipelineController
@@ -221,6 +221,7 @@ class WindowActions(QMainWindow):
         help_menu.addAction(self.shortcuts_action)
         for action in self.findChildren(QAction):
             show_keys_in_tooltip(action)  # "续写（Ctrl+Return）" on the toolbar's buttons
+        self.local_shortcuts_first = LocalShortcutsFirst(self)  # the outline's own Ctrl+S, in the outline
 
         toolbar = QToolBar(tr("工具栏"))
         toolbar.setObjectName("MainToolBar")

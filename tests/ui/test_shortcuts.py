@@ -3,6 +3,7 @@ taken by the editor first, tooltips name them, and 帮助 → 快捷键… lists
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QAction, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import QApplication, QMenu, QToolButton
@@ -108,3 +109,29 @@ def test_ctrl_s_in_the_editor_saves(qtbot: QtBot, window: MainWindow) -> None:
     with qtbot.waitSignal(tab.editor.chapter_saved, timeout=1000):
         qtbot.keyClick(tab.editor, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
     assert "雨停了。" in window.project.chapter_text(1)
+
+
+def test_ctrl_s_in_the_outline_saves_the_outline(
+    qtbot: QtBot, window: MainWindow, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The outline view keeps its own Ctrl+S; two shortcuts on one key would make Qt trigger neither."""
+    from novel_desktop.ui.outline_view import OutlineView
+
+    saved: list[str] = []
+    view = window.open_view("outline")
+    assert isinstance(view, OutlineView)
+    monkeypatch.setattr(view.reader, "save_outline", lambda volume, text: saved.append("outline"))
+    window.activateWindow()
+    view.outline_edit.setFocus()
+    qtbot.keyClick(view.outline_edit, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(view.outline_edit, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+    assert saved == ["outline", "outline"]
+    assert window.save_action.shortcut() == QKeySequence(Std.Save)  # still listed, still the window's
+    # Back in a chapter, Ctrl+S is the window's again.
+    tab = window.open_chapter(1)
+    assert tab is not None
+    tab.editor.setFocus()
+    tab.editor.insertPlainText("雨停了。")
+    with qtbot.waitSignal(tab.editor.chapter_saved, timeout=1000):
+        qtbot.keyClick(tab.editor, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+    assert saved == ["outline", "outline"]
