@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -98,19 +98,24 @@ class LocalShortcutsFirst(QObject):
     """A view's own shortcut (the outline's Ctrl+S saves the outline) wins inside the view. Qt triggers
     neither of two shortcuts with the same keys ("ambiguous overload"), so while the focus is inside a widget
     with a shortcut of its own for a window action's keys, that action steps back (its context narrows to its
-    menu entry, where keys never reach it) and comes back when the focus leaves. Its keys stay listed."""
+    menu entry, where keys never reach it); outside such a view it is the window's again. Its keys stay
+    listed.
+
+    Decided on each key's ShortcutOverride, which Qt sends (up from the focus widget to the window) before it
+    looks the key up; not on focusChanged, whose widgets may be half destroyed when PySide converts them."""
 
     def __init__(self, window: QWidget) -> None:
         super().__init__(window)
         self.window = window
-        app = QApplication.instance()
-        if isinstance(app, QApplication):
-            app.focusChanged.connect(self.on_focus_changed)
+        window.installEventFilter(self)
 
-    def on_focus_changed(self, _old: QWidget | None, new: QWidget | None) -> None:
-        if new is not None and new.window() is not self.window:
-            return  # a dialog or another window: the window's shortcuts are not in play there
-        local = _local_keys(new, self.window)
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ShortcutOverride:
+            self.prefer_local(QApplication.focusWidget())
+        return False
+
+    def prefer_local(self, focus: QWidget | None) -> None:
+        local = _local_keys(focus, self.window)
         for action in self.window.findChildren(QAction):
             keys = {k.toString(QKeySequence.SequenceFormat.PortableText) for k in action.shortcuts()}
             if not keys:
