@@ -259,8 +259,12 @@ def test_a_file_pasted_into_the_editor_is_asked_about_too(
 
     editor = editor_of(window)
     before = editor.toPlainText()
-    QApplication.clipboard().setMimeData(mime_of(files["sample"]))
-    act(qloop, window, editor.paste)
+    clipboard = QApplication.clipboard()
+    clipboard.setMimeData(mime_of(files["sample"]))  # as a file manager's 复制 leaves it
+    try:
+        act(qloop, window, editor.paste)
+    finally:
+        clipboard.clear()  # the clipboard owns the data: cleared here, not at exit
     assert alerts.offered == [["import", "style", "insert"]] and editor.toPlainText() == before
 
 
