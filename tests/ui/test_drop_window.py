@@ -304,3 +304,14 @@ def test_a_book_dropped_on_the_style_page_goes_to_the_import_preview(
     [preview] = [d for d in window.findChildren(ImportPreviewDialog) if d.isVisible()]
     assert len(preview.chapter_rows()) == 10
     preview.cancel_button.click()
+
+
+def test_a_read_only_editor_leaves_file_drops_to_the_window(
+    window: MainWindow, files: dict[str, list[Path]]
+) -> None:
+    editor = editor_of(window)
+    editor.setReadOnly(True)  # as for a novel opened read-only
+    assert not drag_enter(editor, mime_of(files["manuscript"]))  # so Qt offers the drag to the window
+    assert drag_enter(window, mime_of(files["manuscript"]))
+    editor.insert_text_at(0, "不会写入")
+    assert "不会写入" not in editor.toPlainText()
