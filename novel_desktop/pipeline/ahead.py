@@ -258,10 +258,8 @@ class AheadWriter:
         self._job = None
         try:
             prepared = await job.task
-        except asyncio.CancelledError:
-            if job.task.cancelled():
-                self._emit(DraftDiscarded(n, "预写已取消"))
-                return None
+        except asyncio.CancelledError:  # the run was stopped while it waited for the draft
+            self._emit(DraftDiscarded(n, "续写已停止，预写的章节作废"))
             raise
         except Exception as exc:  # the chapter is written the usual way, which reports its own failure
             self._emit(DraftDiscarded(n, f"第 {n} 章预写失败：{exc}"))

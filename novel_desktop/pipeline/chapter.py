@@ -225,8 +225,8 @@ class ChapterPipeline:
             text = await self._draft(brief, notes, mode, text, order, outcome)
             outcome.revisions = int(notes["revisions"])
         elif text is None or resumed in (None, "drafting", "committed"):
-            await self._save_notes(n, notes)
             prepared = await self.ahead.take(n) if self.ahead is not None and text is None else None
+            await self._save_notes(n, notes)
             if prepared is not None:
                 text = await stage_prepared(self, brief, notes, prepared, outcome)
             else:
