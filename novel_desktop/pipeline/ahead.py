@@ -32,6 +32,7 @@ from novel_desktop.agents.ports import (
     CallRecord,
     ChapterAgents,
     ChapterBrief,
+    SummaryOutput,
     WriteMode,
     WritesAhead,
 )
@@ -65,16 +66,25 @@ class StagedOverlay:
     Built (and every read kept) while ``after`` is still in flight, so what it answers does not change when
     the commit lands in the middle of the early draft."""
 
-    def __init__(self, store: NovelStore, after: int) -> None:
+    def __init__(
+        self,
+        store: NovelStore,
+        after: int,
+        *,
+        summary: str | None,
+        delta: str | None,
+        memories: dict[str, str],
+    ) -> None:
         self._store = store
         self.after = after
         self._docs: dict[str, str | None] = {}
         self._lists: dict[str, list[str]] = {}
-        self._overrides: dict[str, str] = {}
-        staged = {path: store.staging(path) for path in store.list_staging(after)}
-        self._summary = staged.get(layout.summary_path(after))
+        self._recent: dict[tuple[int, int], list[tuple[int, str]]] = {}
+        self._summary = summary
+        #: What the overlay was made from: the same basis means the same early draft still holds.
+        self.basis = content_hash(json.dumps([summary, delta, sorted(memories.items())], ensure_ascii=False))
+        self._overrides = dict(memories)
         state = store.current_state()
-        delta = staged.get(layout.delta_path(after))
         if delta:
             try:
                 result = apply_patch(state, delta)
@@ -88,18 +98,26 @@ class StagedOverlay:
                     doc = apply_foreshadow_updates(doc, result.foreshadow_updates, after)
                     self._overrides[layout.GLOBAL_FORESHADOWING] = json.dumps(doc, ensure_ascii=False)
         self._state = state
-        for path, content in staged.items():
-            if content is not None and path.startswith("storylines/") and path.endswith("/memory.md"):
-                self._overrides[path] = content
         cp = store.checkpoint()
         cp.update(last_completed_chapter=after, inflight_chapter=None, pipeline_stage="committed")
         self._checkpoint = cp
         self._meta = store.meta()
-        #: What the overlay was made from: the same basis means the same early draft is still good.
-        outputs = (layout.summary_path(after), layout.delta_path(after))
-        made_from = {p: c for p, c in staged.items() if p in outputs} | self._overrides
-        self.basis = content_hash(json.dumps(sorted(made_from.items()), ensure_ascii=False))
-        self._recent: dict[tuple[int, int], list[tuple[int, str]]] = {}
+
+    @classmethod
+    def from_staging(cls, store: NovelStore, after: int) -> StagedOverlay:
+        """The overlay of what ``after``'s summarizer staged (a resumed chapter)."""
+        staged = {path: store.staging(path) for path in store.list_staging(after)}
+        memories = {p: c for p, c in staged.items() if c is not None and _is_memory(p)}
+        summary, delta = staged.get(layout.summary_path(after)), staged.get(layout.delta_path(after))
+        return cls(store, after, summary=summary, delta=delta, memories=memories)
+
+    @classmethod
+    def from_summary(cls, store: NovelStore, brief: ChapterBrief, out: SummaryOutput) -> StagedOverlay:
+        """The overlay of a summary just made, before it is staged (what the pipeline will stage of it)."""
+        delta = json.dumps(out.patch, ensure_ascii=False) if out.patch is not None else None
+        line = out.storyline_id or brief.storyline_id
+        memories = {layout.memory_path(line): out.storyline_memory} if out.storyline_memory and line else {}
+        return cls(store, brief.chapter, summary=out.summary_markdown, delta=delta, memories=memories)
 
     def document(self, path: str) -> str | None:
         if path in self._overrides:
@@ -130,6 +148,10 @@ class StagedOverlay:
                 found[self.after] = self._summary
             self._recent[(before, n)] = sorted(found.items())[-n:] if n > 0 else []
         return list(self._recent[(before, n)])
+
+
+def _is_memory(path: str) -> bool:
+    return path.startswith("storylines/") and path.endswith("/memory.md")
 
 
 class BufferedRecorder:
@@ -163,7 +185,6 @@ class _Job:
     after: int
     basis: str
     task: asyncio.Task[PreparedDraft]
-    facts: NovelFacts | None
 
 
 class AheadWriter:
@@ -188,43 +209,63 @@ class AheadWriter:
         self._dropped: list[asyncio.Task[PreparedDraft]] = []
 
     # ------------------------------------------------------------------ hooks of the chapter pipeline
+    async def after_summary(
+        self, brief: ChapterBrief, summary: Awaitable[AgentResult[SummaryOutput]]
+    ) -> AgentResult[SummaryOutput]:
+        """Wraps the summarizer of ``brief``'s chapter: once its summary is made, the next chapter can be
+        drafted (its writer reads the summary, the state delta and the memory, never this chapter's text),
+        while this chapter's refine and judge go on."""
+        result = await summary
+        if result.value is not None:
+            await self._start(await db(StagedOverlay.from_summary, self.store, brief, result.value))
+        return result
+
     async def text_final(self, n: int) -> None:
-        """Chapter ``n``'s text and summary are staged and about to be judged: draft ``n + 1`` now."""
-        overlay = await db(StagedOverlay, self.store, n)
+        """Chapter ``n``'s text and summary are staged and about to be judged: draft ``n + 1`` now, unless a
+        draft from the same summary is under way (a resumed chapter gets its draft here)."""
+        await self._start(await db(StagedOverlay.from_staging, self.store, n))
+
+    async def _start(self, overlay: StagedOverlay) -> None:
+        n = overlay.after
         job = self._job
         if job is not None:
             if job.after == n and job.basis == overlay.basis:
-                return  # a resumed or retried chapter with the same text: the draft under way still holds
-            self.discard(f"第 {n} 章的正文已改变，预写的第 {job.after + 1} 章作废")
+                return  # a resumed or retried chapter with the same summary: the draft under way holds
+            self.discard(f"第 {n} 章的摘要已改变，预写的第 {job.after + 1} 章作废")
         if not await self._allow(n):
             return
         nxt = n + 1
-        if isinstance(self.agents, WritesAhead):
-            records = BufferedRecorder()
-            agents: ChapterAgents = self.agents.ahead(overlay, records)
-            facts: NovelFacts | None = await db(load_facts, overlay, nxt)
-        else:
-            records, agents, facts = BufferedRecorder(), self.agents, None
         self._emit(DraftAhead(nxt))
-        task = asyncio.ensure_future(self._write(agents, nxt, facts, records))
-        self._job = _Job(n, overlay.basis, task, facts)
+        task = asyncio.ensure_future(self._write(overlay, nxt))
+        self._job = _Job(n, overlay.basis, task)
 
-    async def _write(
-        self, agents: ChapterAgents, n: int, facts: NovelFacts | None, records: BufferedRecorder
-    ) -> PreparedDraft:
+    async def _write(self, overlay: StagedOverlay, n: int) -> PreparedDraft:
+        records = BufferedRecorder()
+        facts: asyncio.Future[NovelFacts | None]
+        if isinstance(self.agents, WritesAhead):
+            agents = self.agents.ahead(overlay, records)
+            # What the writer reads, for the check at adoption; off the writer's way (reads are shared).
+            facts = asyncio.ensure_future(db(load_facts, overlay, n))
+        else:  # agents that read no facts (test doubles) write as they always do
+            agents, facts = self.agents, asyncio.get_running_loop().create_future()
+            facts.set_result(None)
         live = LiveUsage(n, self._emit)
-        with attributed(chapter=n, watch=live.watch):
-            brief = await agents.brief(n)
-            self._emit(StageStarted(n, Stage.DRAFT))
-            started = time.monotonic()
-            result: AgentResult[str] = await agents.write(
-                brief,
-                mode=WriteMode.DRAFT,
-                previous=None,
-                revision=None,
-                on_text=lambda t: self._emit(TextDelta(n, Stage.DRAFT, t)),
-                on_reset=lambda: self._emit(TextReset(n, Stage.DRAFT)),
-            )
+        try:
+            with attributed(chapter=n, watch=live.watch):
+                brief = await agents.brief(n)
+                self._emit(StageStarted(n, Stage.DRAFT))
+                started = time.monotonic()
+                result: AgentResult[str] = await agents.write(
+                    brief,
+                    mode=WriteMode.DRAFT,
+                    previous=None,
+                    revision=None,
+                    on_text=lambda t: self._emit(TextDelta(n, Stage.DRAFT, t)),
+                    on_reset=lambda: self._emit(TextReset(n, Stage.DRAFT)),
+                )
+            read = await facts
+        finally:
+            facts.cancel()
         duration = int((time.monotonic() - started) * 1000)
         self._emit(
             StageFinished(
@@ -239,7 +280,7 @@ class AheadWriter:
         if not result.value or not result.value.strip():
             raise RuntimeError(f"第 {n} 章预写没有产出正文 (the writer returned no text)")
         calls, warnings = list(result.calls), list(result.warnings)
-        return PreparedDraft(n, result.value, calls, warnings, facts, records, duration)
+        return PreparedDraft(n, result.value, calls, warnings, read, records, duration)
 
     def observe(self, event: PipelineEvent) -> None:
         """The pipeline's events as they happen: a chapter sent back by its gate drops the draft after it."""
@@ -256,19 +297,24 @@ class AheadWriter:
                 self.discard(f"第 {job.after + 1} 章的预写没有用上")
             return None
         self._job = None
+        # The facts N+1's writer reads now (from the novel as N left it), while the draft may still stream.
+        now = asyncio.ensure_future(db(load_facts, self.store, n))
         try:
             prepared = await job.task
         except asyncio.CancelledError:  # the run was stopped while it waited for the draft
+            now.cancel()
             self._emit(DraftDiscarded(n, "续写已停止，预写的章节作废"))
             raise
         except Exception as exc:  # the chapter is written the usual way, which reports its own failure
+            now.cancel()
             self._emit(DraftDiscarded(n, f"第 {n} 章预写失败：{exc}"))
             return None
-        if job.facts is not None and job.facts != await db(load_facts, self.store, n):
+        if prepared.facts is not None and prepared.facts != await now:
             self._emit(
                 DraftDiscarded(n, f"第 {job.after} 章提交后，第 {n} 章要读的设定与预写时不同，重新写作")
             )
             return None
+        now.cancel()
         return prepared
 
     def discard(self, reason: str) -> None:

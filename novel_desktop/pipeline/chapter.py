@@ -240,7 +240,7 @@ class ChapterPipeline:
                 text = await self._summarize_and_refine(brief, notes, text, outcome)
             cp = await db(self.store.checkpoint)
             if cp.get("pipeline_stage") == "refined":
-                if self.ahead is not None:  # the text is final unless the gate sends it back
+                if self.ahead is not None:  # a resumed chapter's next one starts here
                     await self.ahead.text_final(n)
                 await self._judge(brief, notes, text, outcome)
             verdict = await self._verdict(n, brief, notes, text)
@@ -361,7 +361,10 @@ class ChapterPipeline:
         if not authors:
             self._emit(StageStarted(n, Stage.REFINE))
         started = time.monotonic()
-        summary_task = asyncio.ensure_future(self.agents.summarize(brief, text))
+        summarizing = self.agents.summarize(brief, text)
+        if self.ahead is not None:  # a queued run: the next chapter's writer starts once the summary is made
+            summarizing = self.ahead.after_summary(brief, summarizing)
+        summary_task = asyncio.ensure_future(summarizing)
         refine = _no_edits() if authors else self.agents.refine(brief, text)
         refine_task = asyncio.ensure_future(refine)
         try:

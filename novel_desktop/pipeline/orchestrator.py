@@ -450,13 +450,15 @@ class Orchestrator:
 
     # ------------------------------------------------------------------ the loop
     async def _queue_goes_on(self, n: int, written: int, max_chapters: int) -> bool:
-        """Whether a queued run writes chapter ``n + 1`` after ``n`` (not past the queue, not into the next
-        volume, not during the quick start's trial)."""
+        """Whether a queued run drafts chapter ``n + 1`` while ``n`` is judged (not past the queue, not into
+        the next volume, not during the quick start's trial, not before a periodic check)."""
         if written + 1 >= max_chapters or await self.state() != S.WRITING:
             return False
         cp = await db(self.store.checkpoint)
         end = await self._volume_end(int(cp.get("current_volume") or 1))
-        return end is not None and n < end
+        # A periodic check due after n may change what n + 1's writer reads (the drift corrections) or
+        # pause the run: n + 1 then waits for it, as in a chapter-by-chapter run.
+        return end is not None and n < end and not await db(checks.due_checks, self.store, n)
 
     async def _loop(
         self,
