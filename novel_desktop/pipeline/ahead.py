@@ -1,8 +1,11 @@
-"""A queued run's pipelining (issue 18): chapter N+1's writer starts as soon as chapter N's text is final.
+"""A queued run's pipelining (issue 18): chapter N+1's writer starts while chapter N is refined and judged.
 
-While N is judged and gated, N+1 is drafted from the novel *as it will be once N commits*: the committed
-documents and state with N's staged summary, state delta, foreshadowing updates and storyline memory laid
-over them (:class:`StagedOverlay`). Nothing of N+1 is staged while N is in flight — the checkpoint keeps one
+N+1's writer reads N's summary, state delta and storyline memory, never N's text; so it starts as soon as
+N's summary is made (:meth:`AheadWriter.after_summary`; a resumed N whose summary was staged before the
+process stopped starts it before its judge, :meth:`AheadWriter.text_final`). While N is refined, judged and
+gated, N+1 is drafted from the novel *as it will be once N commits*: the committed documents and state with
+N's summary, state delta, foreshadowing updates and storyline memory laid over them
+(:class:`StagedOverlay`). Nothing of N+1 is staged while N is in flight — the checkpoint keeps one
 chapter in flight, so a crash loses only the early draft's cost, never the novel's consistency. The early
 draft lives in memory (:class:`PreparedDraft`, its context records in a :class:`BufferedRecorder`).
 
@@ -188,8 +191,10 @@ class _Job:
 
 
 class AheadWriter:
-    """Drafts the next chapter of a queued run early; the chapter pipeline calls :meth:`text_final` when a
-    chapter's text is final (before its judge) and :meth:`take` at the entry of a fresh chapter.
+    """Drafts the next chapter of a queued run early. The chapter pipeline wraps each summarizer call in
+    :meth:`after_summary`, calls :meth:`text_final` before a judge and :meth:`take` at the entry of a fresh
+    chapter; the orchestrator passes it every pipeline event (:meth:`observe`) and calls :meth:`discard`
+    when a chapter stops the run and :meth:`close` when the run ends.
 
     ``allow(n)`` says whether chapter ``n + 1`` may be drafted while ``n`` is judged (the queue goes on past
     ``n`` and ``n + 1`` is in the same volume)."""
@@ -285,7 +290,9 @@ class AheadWriter:
     def observe(self, event: PipelineEvent) -> None:
         """The pipeline's events as they happen: a chapter sent back by its gate drops the draft after it."""
         job = self._job
-        sent_back = isinstance(event, GateDecided) and event.action in ("revise", "rewrite")
+        sent_back = (isinstance(event, GateDecided) and event.action in ("revise", "rewrite")) or (
+            isinstance(event, StageStarted) and event.stage is Stage.REVISE  # the author chose 自动修订
+        )
         if sent_back and job is not None and event.chapter == job.after:
             self.discard(f"第 {job.after} 章被退回修订，预写的第 {job.after + 1} 章作废")
 
