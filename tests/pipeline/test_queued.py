@@ -244,3 +244,15 @@ def test_a_kill_during_an_early_draft_keeps_one_chapter_in_flight(novel: Path) -
         summary = _run(novel, server, 2)
     assert summary is not None and [c.chapter for c in summary.chapters] == [3, 4]
     assert _novel_after(novel)["last"] == 4
+
+
+def test_the_volume_end_drafts_nothing_into_the_next_volume(novel: Path) -> None:
+    events: list[OrchestratorEvent] = []
+    with FakeAnthropicServer() as server:
+        script_defaults(server)
+        summary = _run(novel, server, 5, events=events)  # the queue goes on, volume 1 ends at chapter 5
+        writers = len(server.requests_for("chapter_writer"))
+    assert summary is not None and [c.chapter for c in summary.chapters] == [3, 4, 5]
+    assert summary.state == "VOL_REVIEW"
+    assert [e.chapter for e in events if isinstance(e, DraftAhead)] == [4, 5]
+    assert writers == 3
