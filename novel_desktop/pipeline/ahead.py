@@ -23,6 +23,7 @@ import asyncio
 import contextlib
 import copy
 import json
+import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -61,6 +62,8 @@ from novel_desktop.storage.store import NovelStore, content_hash
 
 if TYPE_CHECKING:
     from novel_desktop.pipeline.chapter import ChapterOutcome, ChapterPipeline
+
+log = logging.getLogger(__name__)
 
 
 class StagedOverlay:
@@ -222,23 +225,29 @@ class AheadWriter:
         while this chapter's refine and judge go on."""
         result = await summary
         if result.value is not None:
-            await self._start(await db(StagedOverlay.from_summary, self.store, brief, result.value))
+            out = result.value
+            await self._start(brief.chapter, lambda: StagedOverlay.from_summary(self.store, brief, out))
         return result
 
     async def text_final(self, n: int) -> None:
         """Chapter ``n``'s text and summary are staged and about to be judged: draft ``n + 1`` now, unless a
         draft from the same summary is under way (a resumed chapter gets its draft here)."""
-        await self._start(await db(StagedOverlay.from_staging, self.store, n))
+        await self._start(n, lambda: StagedOverlay.from_staging(self.store, n))
 
-    async def _start(self, overlay: StagedOverlay) -> None:
-        n = overlay.after
+    async def _start(self, n: int, overlay_of: Callable[[], StagedOverlay]) -> None:
+        try:
+            if not await self._allow(n):
+                return
+            overlay = await db(overlay_of)
+        except Exception:  # the early draft is an optimisation: chapter n goes on, n + 1 is written later
+            log.warning("could not start drafting chapter %d early", n + 1, exc_info=True)
+            return
         job = self._job
         if job is not None:
             if job.after == n and job.basis == overlay.basis:
                 return  # a resumed or retried chapter with the same summary: the draft under way holds
-            self.discard(f"第 {n} 章的摘要已改变，预写的第 {job.after + 1} 章作废")
-        if not await self._allow(n):
-            return
+            changed = f"第 {n} 章的摘要已改变" if job.after == n else f"第 {job.after + 1} 章的预写没有用上"
+            self.discard(f"{changed}，预写的第 {job.after + 1} 章作废")
         nxt = n + 1
         self._emit(DraftAhead(nxt))
         task = asyncio.ensure_future(self._write(overlay, nxt))
