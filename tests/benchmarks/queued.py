@@ -5,8 +5,9 @@ replies, same rate), it runs K=3 chapters through the orchestrator (``run_until_
 what ``novel start -n 3`` and the window's 续写 3 章 do) and measures:
 
 - ``queued_critical_path_ratio``: the wall time of the three chapters divided by the sum of their writer
-  stages (issue 18's target ≤ 1.15: chapter N+1's writer runs while N is judged, so only the last chapter's
-  summary, refine and judge add to the writers' time);
+  stages (issue 18's target ≤ 1.15). Chapter N+1's writer starts once N's summary is made (it reads it), so
+  N's refine, judge, gate and commit run beside it; what is left on the path is each chapter's summarizer and
+  the last chapter's refine and judge: about 1 + S/W + (J + R)/(K·W) plus our overhead;
 - ``sequential_critical_path_ratio``: the same three chapters run one at a time (``max_chapters=1`` three
   times), for comparison;
 - ``queued_wall_s`` / ``sequential_wall_s``: the two wall times.
