@@ -120,6 +120,13 @@ class LLMChapterAgents:
         the historical rebuild gives each re-summarized chapter the novel as it was when it was written."""
         return LLMChapterAgents(source, self.client, recorder=NullRecorder())
 
+    def ahead(self, source: FactsSource, recorder: ContextRecorder) -> LLMChapterAgents:
+        """The same agents (same client, same writer hints) reading ``source`` and recording to ``recorder``:
+        a queued run drafts the next chapter early from the novel as it will be (pipeline/ahead.py)."""
+        clone = LLMChapterAgents(source, self.client, recorder=recorder)
+        clone._hints = self._hints
+        return clone
+
     async def _note(
         self,
         facts: NovelFacts,

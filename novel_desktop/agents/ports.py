@@ -17,6 +17,7 @@ from novel_desktop.domain.refine import RefineEdits
 
 if TYPE_CHECKING:
     from novel_desktop.agents.context import FactsSource
+    from novel_desktop.agents.context_recorder import ContextRecorder
     from novel_desktop.agents.judge import BatchVerdicts
     from novel_desktop.agents.planning import AuditReply, CharacterReply, PlanReply, WorldReply
     from novel_desktop.domain.style import StyleProfile
@@ -173,6 +174,16 @@ class ReadsFacts(Protocol):
     doubles) need not implement it."""
 
     def reading(self, source: FactsSource) -> ChapterAgents: ...
+
+
+@runtime_checkable
+class WritesAhead(Protocol):
+    """Chapter agents that can draft a queued run's next chapter early (pipeline/ahead.py): the same agents
+    reading ``source`` (the novel as it will be once the chapter before commits) and recording their prompts
+    to ``recorder`` until the draft is adopted; what the writer leaves for the summarizer is shared, so the
+    adopted draft is summarized as its own. Agents that read nothing (test doubles) need not implement it."""
+
+    def ahead(self, source: FactsSource, recorder: ContextRecorder) -> ChapterAgents: ...
 
 
 class PlanningAgents(Protocol):

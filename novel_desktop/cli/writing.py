@@ -12,6 +12,8 @@ from novel_desktop.cli.common import CliError
 from novel_desktop.cli.project import open_session, warn_settings
 from novel_desktop.pipeline.events import (
     ChapterStarted,
+    DraftAhead,
+    DraftDiscarded,
     GateDecided,
     PipelineEvent,
     PipelineWarning,
@@ -76,15 +78,22 @@ class _Printer:
 
     def __init__(self, stream: bool) -> None:
         self.stream = stream
+        self._chapter: int | None = None
 
     def __call__(self, event: PipelineEvent) -> None:
         err = sys.stderr
         if isinstance(event, ChapterStarted):
+            self._chapter = event.chapter
             resumed = f"（从 {event.resumed_from} 阶段恢复）" if event.resumed_from else ""
             err.write(f"第{event.chapter}章 开始{resumed}\n")
+        elif isinstance(event, DraftAhead):  # a queued run drafts the next chapter while this one is judged
+            err.write(f"第{event.chapter}章 提前开始写作（第{event.chapter - 1}章评审期间）\n")
+        elif isinstance(event, DraftDiscarded):
+            err.write(f"  ! {event.reason}\n")
         elif isinstance(event, StageStarted):
-            err.write(f"  · {event.stage.label}\n")
-        elif isinstance(event, TextDelta) and self.stream:
+            other = f"第{event.chapter}章 " if event.chapter != self._chapter else ""
+            err.write(f"  · {other}{event.stage.label}\n")
+        elif isinstance(event, TextDelta) and self.stream and event.chapter == self._chapter:
             sys.stdout.write(event.text)
             sys.stdout.flush()
         elif isinstance(event, TextReset) and self.stream:

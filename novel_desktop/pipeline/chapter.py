@@ -33,6 +33,7 @@ from novel_desktop.domain.ledger import attributed
 from novel_desktop.domain.polish import remaining_budget, style_points
 from novel_desktop.domain.refine import RefineOutcome, apply_edits
 from novel_desktop.domain.text import count_chars
+from novel_desktop.pipeline.ahead import AheadWriter, stage_prepared
 from novel_desktop.pipeline.commit_documents import stage_commit_documents
 from novel_desktop.pipeline.context_records import staged_context
 from novel_desktop.pipeline.events import (
@@ -115,6 +116,8 @@ class ChapterPipeline:
         self.interaction = interaction
         self._emit = emit or (lambda _e: None)
         self._live: LiveUsage | None = None
+        #: A queued run's early drafting of the next chapter (set by the orchestrator; pipeline/ahead.py).
+        self.ahead: AheadWriter | None = None
 
     # ------------------------------------------------------------------ helpers
     def _secondary(self, n: int) -> str:
@@ -222,8 +225,12 @@ class ChapterPipeline:
             text = await self._draft(brief, notes, mode, text, order, outcome)
             outcome.revisions = int(notes["revisions"])
         elif text is None or resumed in (None, "drafting", "committed"):
+            prepared = await self.ahead.take(n) if self.ahead is not None and text is None else None
             await self._save_notes(n, notes)
-            text = await self._draft(brief, notes, WriteMode.DRAFT, None, None, outcome)
+            if prepared is not None:
+                text = await stage_prepared(self, brief, notes, prepared, outcome)
+            else:
+                text = await self._draft(brief, notes, WriteMode.DRAFT, None, None, outcome)
 
         while True:
             cp = await db(self.store.checkpoint)
@@ -233,6 +240,8 @@ class ChapterPipeline:
                 text = await self._summarize_and_refine(brief, notes, text, outcome)
             cp = await db(self.store.checkpoint)
             if cp.get("pipeline_stage") == "refined":
+                if self.ahead is not None:  # a resumed chapter's next one starts here
+                    await self.ahead.text_final(n)
                 await self._judge(brief, notes, text, outcome)
             verdict = await self._verdict(n, brief, notes, text)
             decision = verdict.decision
@@ -352,7 +361,10 @@ class ChapterPipeline:
         if not authors:
             self._emit(StageStarted(n, Stage.REFINE))
         started = time.monotonic()
-        summary_task = asyncio.ensure_future(self.agents.summarize(brief, text))
+        summarizing = self.agents.summarize(brief, text)
+        if self.ahead is not None:  # a queued run: the next chapter's writer starts once the summary is made
+            summarizing = self.ahead.after_summary(brief, summarizing)
+        summary_task = asyncio.ensure_future(summarizing)
         refine = _no_edits() if authors else self.agents.refine(brief, text)
         refine_task = asyncio.ensure_future(refine)
         try:

@@ -25,6 +25,7 @@ from novel_desktop.agents.ports import ChapterAgents, PlanningAgents
 from novel_desktop.domain.checkpoint import OrchestratorState as S
 from novel_desktop.llm.errors import LLMError
 from novel_desktop.pipeline import checks, quick_start, trial_plan, volume_plan, volume_review
+from novel_desktop.pipeline.ahead import AheadWriter
 from novel_desktop.pipeline.chapter import ChapterOutcome, ChapterPipeline, PipelineError
 from novel_desktop.pipeline.events import PipelineEvent
 from novel_desktop.pipeline.interaction import InteractionManager
@@ -259,9 +260,15 @@ class Orchestrator:
         self.planning = planning
         self.interaction = interaction
         self._emit: Callable[[OrchestratorEvent], None] = emit or (lambda _e: None)
-        self.pipeline = ChapterPipeline(store, chapter_agents, interaction, emit=self._emit)
+        self.pipeline = ChapterPipeline(store, chapter_agents, interaction, emit=self._pipeline_event)
         self.style = style
         self.volume_chapters = volume_chapters
+
+    def _pipeline_event(self, event: PipelineEvent) -> None:
+        ahead = self.pipeline.ahead
+        if ahead is not None:
+            ahead.observe(event)
+        self._emit(event)
 
     async def state(self) -> str:
         """The state the next step starts from."""
@@ -422,13 +429,19 @@ class Orchestrator:
             ]
             await db(store.update_checkpoint, pending_actions=kept)
         outcome = await self.pipeline.run_chapter()
+        ahead = self.pipeline.ahead
         if outcome.status != "committed":
+            if ahead is not None:
+                ahead.discard(f"第 {outcome.chapter} 章等待作者处理，预写的第 {outcome.chapter + 1} 章作废")
             return StepOutcome(state, S.WRITING, chapter=outcome, blocked=True)
         report = await checks.after_chapter(
             store, outcome.chapter, agents=self.planning, interaction=self.interaction
         )
         if report.message:
             self._emit(ChecksReported(outcome.chapter, report.message, report.pause))
+        if report.pause and ahead is not None:
+            n = outcome.chapter
+            ahead.discard(f"第 {n} 章后的定期检查需要作者处理，预写的第 {n + 1} 章作废")
         new = await self.state()
         if outcome.chapter >= end and new == S.WRITING:
             await self._set(S.WRITING, S.VOL_REVIEW)
@@ -436,6 +449,45 @@ class Orchestrator:
         return StepOutcome(state, new, report if report.message else None, outcome, blocked=report.pause)
 
     # ------------------------------------------------------------------ the loop
+    async def _queue_goes_on(self, n: int, written: int, max_chapters: int) -> bool:
+        """Whether a queued run drafts chapter ``n + 1`` while ``n`` is judged (not past the queue, not into
+        the next volume, not during the quick start's trial, not before a periodic check)."""
+        if written + 1 >= max_chapters or await self.state() != S.WRITING:
+            return False
+        cp = await db(self.store.checkpoint)
+        end = await self._volume_end(int(cp.get("current_volume") or 1))
+        # A periodic check due after n may change what n + 1's writer reads (the drift corrections) or
+        # pause the run: n + 1 then waits for it, as in a chapter-by-chapter run.
+        return end is not None and n < end and not await db(checks.due_checks, self.store, n)
+
+    async def _loop(
+        self,
+        summary: RunSummary,
+        progress: dict[str, int],
+        max_chapters: int | None,
+        stop_at: frozenset[str],
+        max_steps: int,
+    ) -> None:
+        for _ in range(max_steps):
+            state = await self.state()
+            summary.state = state
+            if state in stop_at:
+                break
+            if state == S.WRITING and max_chapters is not None and progress["written"] >= max_chapters:
+                cp = await db(self.store.checkpoint)
+                end = await self._volume_end(int(cp.get("current_volume") or 1))
+                if end is None or int(cp.get("last_completed_chapter") or 0) < end:
+                    break
+            outcome = await self._step_with_retry()
+            summary.steps.append(outcome)
+            if outcome.chapter is not None:
+                summary.chapters.append(outcome.chapter)
+                if state == S.WRITING and outcome.chapter.status == "committed":
+                    progress["written"] += 1
+            if outcome.blocked:
+                summary.blocked = True
+                break
+
     async def _step_with_retry(self) -> StepOutcome:
         try:
             return await self.step()
@@ -454,26 +506,21 @@ class Orchestrator:
         — it stops before the next chapter, after any review and planning — or a ``stop_at`` state is reached.
         """
         summary = RunSummary()
-        written = 0
-        for _ in range(max_steps):
-            state = await self.state()
-            summary.state = state
-            if state in stop_at:
-                break
-            if state == S.WRITING and max_chapters is not None and written >= max_chapters:
-                cp = await db(self.store.checkpoint)
-                end = await self._volume_end(int(cp.get("current_volume") or 1))
-                if end is None or int(cp.get("last_completed_chapter") or 0) < end:
-                    break
-            outcome = await self._step_with_retry()
-            summary.steps.append(outcome)
-            if outcome.chapter is not None:
-                summary.chapters.append(outcome.chapter)
-                if state == S.WRITING and outcome.chapter.status == "committed":
-                    written += 1
-            if outcome.blocked:
-                summary.blocked = True
-                break
+        progress = {"written": 0}
+        if max_chapters is not None and max_chapters > 1:
+            # A queued run: the next chapter's writer starts while this one is judged (pipeline/ahead.py).
+            self.pipeline.ahead = AheadWriter(
+                self.store,
+                self.pipeline.agents,
+                self._pipeline_event,
+                lambda n: self._queue_goes_on(n, progress["written"], max_chapters),
+            )
+        try:
+            await self._loop(summary, progress, max_chapters, stop_at, max_steps)
+        finally:
+            ahead, self.pipeline.ahead = self.pipeline.ahead, None
+            if ahead is not None:
+                await ahead.close("续写已停止，预写的章节作废")
         summary.state = await self.state()
         return summary
 
