@@ -48,7 +48,9 @@ def kinds(result: SplitResult) -> list[tuple[str, int | None]]:
         ("traditional.gb18030.txt", "gb18030", TRADITIONAL_TITLES),
     ],
 )
-def test_both_heading_shapes_split_right_in_every_encoding(name: str, encoding: str, titles: list[str]) -> None:
+def test_both_heading_shapes_split_right_in_every_encoding(
+    name: str, encoding: str, titles: list[str]
+) -> None:
     manuscript = read_manuscript(HEADINGS / name)
     result = split_for_import(manuscript)
     assert manuscript.encoding == encoding
@@ -60,10 +62,9 @@ def test_both_heading_shapes_split_right_in_every_encoding(name: str, encoding: 
         assert "第" not in chapter.text.split("\n")[0]
         assert not any(mark in chapter.text for mark in ("-----", "＊＊＊", "====", "☆☆☆"))
     assert_nothing_lost(manuscript.text, result)
-    assert sorted(kinds(result)) == sorted(
-        [("merged_heading", 1), ("merged_heading", 3), ("merged_heading", 5)]
-        + [("joined_heading", 2), ("joined_heading", 4)]
-    )
+    merged = [("merged_heading", 1), ("merged_heading", 3), ("merged_heading", 5)]
+    joined = [("joined_heading", 2), ("joined_heading", 4)]
+    assert sorted(kinds(result)) == sorted(merged + joined)
     assert not any(n.kind == "encoding" for n in result.notes)
 
 
@@ -166,7 +167,9 @@ def test_every_note_is_also_a_warning_and_in_the_json() -> None:
     result = split_manuscript((HEADINGS / "simplified.txt").read_text(encoding="utf-8"))
     assert all(n.message in result.warnings for n in result.notes)
     data = result.to_json("utf-8")
-    assert data["notes"] == [{"kind": n.kind, "chapter": n.chapter, "message": n.message} for n in result.notes]
+    assert data["notes"] == [
+        {"kind": n.kind, "chapter": n.chapter, "message": n.message} for n in result.notes
+    ]
 
 
 def test_an_encoding_guessed_from_a_few_bytes_is_noted() -> None:
@@ -179,7 +182,9 @@ def test_an_encoding_guessed_from_a_few_bytes_is_noted() -> None:
     assert "gb18030" in result.notes[0].message
 
 
-def test_a_file_over_the_size_cap_is_refused_in_chinese(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_file_over_the_size_cap_is_refused_in_chinese(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from novel_desktop.analysis import manuscript_files
     from novel_desktop.analysis.manuscript import ManuscriptTooLarge
 
