@@ -175,8 +175,8 @@ LLAMA_CPP = ProviderPreset(
     prices={"local-model": _price(0, 0, 0, 0)},
     key_help="本地模型不需要 API Key",
     requires_key=False,
-    pull_hint="llama-server -m <模型文件.gguf> --alias {model}",
-    start_hint="llama-server -m <模型文件.gguf>",
+    pull_hint="llama-server -m <model.gguf> --alias {model}",
+    start_hint="llama-server -m <model.gguf>",
 )
 
 #: Every preset by id, in the order the settings dialog lists them.
