@@ -14,8 +14,15 @@ Decisions where real manuscripts leave room (the CLI and the GUI show the outcom
   before the first numbered chapter take the numbers just below it (楔子 + 第1章 → 0 and 1); 尾声/番外 and
   the like continue the sequence. ``source_number`` keeps the heading's own number.
 * **Repeated headings.** A heading with no body whose heading reappears later is an echo: a table of contents
-  at the top falls into the front matter, and a heading repeated directly is one chapter, not two. Two
-  chapters that both have a body and the same number stay two chapters and are flagged as duplicates.
+  at the top falls into the front matter, and a heading repeated directly — with nothing but blank lines or
+  a rule/ornament line (-----, ＊＊＊, ====, ☆☆☆) between the copies — is one chapter, not two, whose
+  ``heading`` spans the copies and whose text starts after the last one. Two chapters that both have a body
+  and the same number stay two chapters and are flagged as duplicates.
+* **Two-line headings.** A bare 第六章 followed (directly or after one blank line) by a short unindented line
+  without sentence punctuation (风起) is one heading, 第六章 风起.
+* **Unsure places** (merged or joined headings, a chapter far shorter or longer than the book's usual one, a
+  heading-like line left in the text, a guessed encoding) are ``SplitResult.notes``
+  (:mod:`novel_desktop.analysis.split_notes`); the preview and ``novel import-text`` show them.
 * **Kept aside.** Text before the first heading is ``front_matter``. After the last chapter, a Project
   Gutenberg footer and anything after a book-end line (全书完, 全文完, 《…》至此終) is ``trailing``;
   the book-end line itself stays in the last chapter, and so do per-chapter end marks such as （本章完）.
