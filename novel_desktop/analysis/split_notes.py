@@ -9,6 +9,7 @@ the book's usual one, and a line inside a chapter that looks like a heading but 
 
 from __future__ import annotations
 
+import re
 from statistics import median
 
 from novel_desktop.analysis.headings import Heading, classify_line, near_heading
@@ -53,13 +54,21 @@ def add_notes(
     _heading_like_lines(result, text)
 
 
+def _size(text: str) -> int:
+    """Characters other than whitespace: close to 字数 for comparing chapters, and counted in C (字数 itself
+    is counted only for the chapters flagged)."""
+    return len(text) - sum(text.count(c) for c in " \n\t\u3000\r\xa0")
+
+
 def _sizes(result: SplitResult) -> None:
     chapters = [c for c in result.chapters if c.kind == "chapter" and c.text]
     if len(chapters) < 3:
         return
-    usual = median(c.chars for c in chapters)
+    sizes = {id(c): _size(c.text) for c in chapters}
+    usual = median(sizes.values())
     for c in chapters:
-        if c.chars < usual * SHORT_SHARE and c.chars < SHORT_CHARS:
+        size = sizes[id(c)]
+        if size < usual * SHORT_SHARE and c.chars < SHORT_CHARS:
             result.note(
                 "short_chapter",
                 f"{c.title} 只有 {c.chars:,} 字，远少于一般章节（约 {usual:,.0f} 字）："
@@ -67,21 +76,31 @@ def _sizes(result: SplitResult) -> None:
                 c.number,
                 c.start_offset,
             )
-        elif c.chars > usual * LONG_FACTOR and c.chars > LONG_CHARS:
+        elif size > usual * LONG_FACTOR and c.chars > LONG_CHARS:
             result.note(
                 "long_chapter",
-                f"{c.title} 有 {c.chars:,} 字，约为一般章节的 {c.chars / usual:.0f} 倍："
+                f"{c.title} 有 {c.chars:,} 字，约为一般章节的 {size / usual:.0f} 倍："
                 "可能有章节标题没有识别出来 (very long chapter)",
                 c.number,
                 c.start_offset,
             )
 
 
+#: Lines that may be headings (the rest of a chapter's lines are skipped without a closer look).
+_CANDIDATE = re.compile(
+    # No two whitespace runs touch: a long run of spaces cannot backtrack quadratically.
+    r"^[^\S\n]*(?:#{1,6}[^\S\n]*)?(?:正文[^\S\n]*)?(?:[【\[〔（(「][^\S\n]*)?"
+    r"(?:第|楔子|序章|序幕|引子|尾声|尾聲|终章|終章|后记|後記|番外).*$",
+    re.MULTILINE,
+)
+
+
 def _heading_like_lines(result: SplitResult, text: str) -> None:
     found = 0
     for c in result.chapters:
         offset = c.start_offset
-        for line in c.text.split("\n"):
+        for match in _CANDIDATE.finditer(c.text):
+            line = match.group()
             heading = classify_line(line)
             if heading is not None and heading.kind == "section":
                 continue  # 第X节 inside a 第X章 manuscript: subsections, one warning says so
