@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
 _PREVIEW_CHARS = 60
 _CHAPTER_ROLE = Qt.ItemDataRole.UserRole
+_NOTE_ROLE = Qt.ItemDataRole.UserRole + 1
 _NOTED_BACKGROUND = QColor(255, 236, 200)
 _NOTED_FOREGROUND = QColor(122, 72, 0)
 #: The short label of each kind of unsure place, for the chapter's 请检查 cell.
@@ -117,6 +118,12 @@ class ImportPreviewDialog(QDialog):
         self._fill_notes()
         layout.addWidget(self.notes_label)
         layout.addWidget(self.notes_list, 1)
+        self.unjoin_button = QPushButton(tr("拆回两行"))
+        self.unjoin_button.setToolTip(tr("标题下一行其实是正文：把它放回正文，标题只留“第X章”"))
+        self.unjoin_button.setEnabled(False)
+        self.unjoin_button.setVisible(any(n.kind == "joined_heading" for n in split.notes))
+        self.unjoin_button.clicked.connect(self._on_unjoin_button_clicked)
+        layout.addWidget(self.unjoin_button, 0, Qt.AlignmentFlag.AlignLeft)
 
         self.aside_label = QLabel(self._aside_text())
         self.aside_label.setWordWrap(True)
@@ -188,6 +195,7 @@ class ImportPreviewDialog(QDialog):
             item = QListWidgetItem(self._note_text(note))
             item.setToolTip(note.message)
             item.setData(_CHAPTER_ROLE, note.chapter)
+            item.setData(_NOTE_ROLE, note)
             self.notes_list.addItem(item)
         self.notes_label.setVisible(bool(notes))
         self.notes_list.setVisible(bool(notes))
@@ -198,7 +206,7 @@ class ImportPreviewDialog(QDialog):
 
     def noted_rows(self) -> dict[str, str]:
         """Chapter title -> its 请检查 cell, for every chapter the split was unsure of."""
-        return {row.text(0): row.text(2) for row in self._rows.values() if row.text(2)}
+        return {row.text(0): row.text(2) for row in self._rows.values() if row.text(2).startswith("⚠")}
 
     def _on_notes_list_current_changed(self, item: QListWidgetItem | None, _previous: object) -> None:
         chapter = item.data(_CHAPTER_ROLE) if item is not None else None
@@ -206,6 +214,46 @@ class ImportPreviewDialog(QDialog):
         if row is not None:
             self.tree.setCurrentItem(row)
             self.tree.scrollToItem(row)
+        note = item.data(_NOTE_ROLE) if item is not None else None
+        self.unjoin_button.setEnabled(note in self.split.notes and note.kind == "joined_heading")
+
+    def _on_unjoin_button_clicked(self) -> None:
+        item = self.notes_list.currentItem()
+        note = item.data(_NOTE_ROLE) if item is not None else None
+        if note is not None and note.kind == "joined_heading":
+            self.unjoin(note)
+
+    def unjoin(self, note: SplitNote) -> None:
+        """Undo a joined two-line heading: the second line goes back to the chapter's text, the title keeps
+        only the first line (第六章). Nothing is lost: heading and text still cover the source."""
+        for i, chapter in enumerate(self.split.chapters):
+            if chapter.number != note.chapter:
+                continue
+            first, _, rest = chapter.heading.partition("\n")
+            if not rest.strip():
+                return
+            title = chapter.title.rsplit(" ", 1)[0] if " " in chapter.title else chapter.title
+            text = f"{rest.strip()}\n\n{chapter.text}" if chapter.text else rest.strip()
+            chapter = self.split.chapters[i] = replace(chapter, title=title, heading=first, text=text)
+            self.split.notes.remove(note)
+            if note.message in self.split.warnings:
+                self.split.warnings.remove(note.message)
+            row = self._rows[chapter.number]
+            labels = dict.fromkeys(tr(_NOTE_LABELS[n.kind]) for n in self.split.notes_for(chapter.number))
+            self.tree.blockSignals(True)
+            row.setText(0, chapter.title)
+            row.setText(1, f"{chapter.chars:,}")
+            row.setText(2, ("⚠ " + "、".join(labels)) if labels else tr("已拆回两行"))
+            if not labels:
+                for column in range(3):
+                    row.setBackground(column, QBrush())
+                    row.setForeground(column, QBrush())
+            self.tree.blockSignals(False)
+            current = self.notes_list.currentItem()
+            if current is not None:
+                current.setText("✓ " + tr("已拆回两行：{title}").format(title=chapter.title))
+            self.unjoin_button.setEnabled(False)
+            return
 
     def _on_tree_item_double_clicked(self, item: QTreeWidgetItem, _column: int) -> None:
         if isinstance(item.data(0, _CHAPTER_ROLE), int):

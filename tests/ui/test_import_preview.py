@@ -121,3 +121,36 @@ def test_the_window_imports_the_both_shapes_manuscript_with_the_corrected_title(
 
 def test_manuscript_is_frozen_with_a_default_confidence() -> None:
     assert Manuscript("x", "utf-8", "txt").encoding_confidence == 1.0
+
+
+def test_a_wrongly_joined_heading_can_be_split_back(qtbot: QtBot) -> None:
+    dialog = dialog_for(qtbot, HEADINGS / "simplified.txt")
+    assert dialog.unjoin_button.isVisible() and not dialog.unjoin_button.isEnabled()
+    dialog.notes_list.setCurrentRow(0)  # chapter 1: a merged heading, nothing to split back
+    assert not dialog.unjoin_button.isEnabled()
+    dialog.notes_list.setCurrentRow(1)  # chapter 2: 第二章 / 夜客
+    assert dialog.unjoin_button.isEnabled()
+    dialog.unjoin_button.click()
+    save_shot(dialog, "import_preview_unjoined")
+    chapter = dialog.split.chapters[1]
+    assert (chapter.title, chapter.heading) == ("第二章", "第二章")
+    assert chapter.text.startswith("夜客\n\n　　三更时分")
+    assert [c.title for c in dialog.split.chapters] == [
+        "第一章 灯下",
+        "第二章",
+        "第三章 旧信",
+        "第四章 归途",
+        "第五章 渡口",
+    ]
+    assert not any(n.chapter == 2 for n in dialog.split.notes)
+    assert "第二章" not in dialog.noted_rows()
+    assert dialog.notes_list.currentItem().text().startswith("✓ 已拆回两行")
+    assert not dialog.unjoin_button.isEnabled()
+    text = (HEADINGS / "simplified.txt").read_text(encoding="utf-8")
+    assert "".join("".join(p.split()) for p in dialog.split.pieces()) == "".join(text.split())
+
+
+def test_a_manuscript_without_joined_headings_has_no_split_back_button(qtbot: QtBot, tmp_path: Path) -> None:
+    path = tmp_path / "clean.txt"
+    path.write_text("第一章 甲\n\n　　正文一段。\n\n第二章 乙\n\n　　正文两段。\n", encoding="utf-8")
+    assert dialog_for(qtbot, path).unjoin_button.isHidden()
