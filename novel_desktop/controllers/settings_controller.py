@@ -51,7 +51,13 @@ from novel_desktop.llm.secrets import (
     key_source,
     set_api_key,
 )
-from novel_desktop.llm.settings import LLMSettings, default_models, load_settings, save_settings
+from novel_desktop.llm.settings import (
+    LLMSettings,
+    default_models,
+    load_settings,
+    local_timeouts,
+    save_settings,
+)
 from novel_desktop.session import probe_connection
 
 #: What the settings dialog and the window use of the settings layer, through this controller.
@@ -73,6 +79,7 @@ __all__ = [
     "key_source",
     "load_app_settings",
     "load_settings",
+    "local_timeouts",
     "parse_price_rows",
     "save_app_settings",
     "save_keys",
@@ -93,6 +100,8 @@ TEST_ROLE = AgentRole.summarizer
 TEST_MAX_TOKENS = 16
 #: The whole test (retries included) must not keep the author waiting longer than this.
 TEST_TIMEOUT_S = 45.0
+#: A local server loads the model on its first request: give it longer.
+LOCAL_TEST_TIMEOUT_S = 180.0
 #: Seconds for each step of the network diagnosis (name lookup, TCP connect).
 DIAGNOSE_TIMEOUT_S = 5.0
 
@@ -143,6 +152,8 @@ def _test_settings(base: LLMSettings, provider: str, model: str) -> LLMSettings:
     data: dict[str, Any] = base.model_dump()
     data["provider"] = provider
     data["models"] = {**data["models"], TEST_ROLE.value: model}
+    if get_preset(provider).local:
+        data = local_timeouts(data)
     # The author is waiting: a few quick retries tell a passing hiccup from a real fault.
     retry = data["retry"]
     retry["max_attempts"] = min(int(retry["max_attempts"]), 3)
@@ -175,6 +186,8 @@ async def check_connection(
     if problem:
         return ConnectionResult(False, "bad_url", problem, model)
     preset = get_preset(provider)
+    if preset.local and timeout == TEST_TIMEOUT_S:
+        timeout = LOCAL_TEST_TIMEOUT_S
     # A local server (Ollama, llama.cpp) checks no key: never the keyring's or the environment's for it.
     key = (api_key or "").strip() or (get_api_key(provider) if preset.requires_key else LOCAL_PLACEHOLDER_KEY)
     if not key:

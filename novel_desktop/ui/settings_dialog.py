@@ -49,6 +49,7 @@ from novel_desktop.controllers.settings_controller import (
     get_preset,
     load_app_settings,
     load_settings,
+    local_timeouts,
     parse_price_rows,
     save_keys,
     save_settings_and_language,
@@ -374,6 +375,8 @@ class SettingsDialog(QDialog):
             models={role.value: model for role, model in models.items()},
             prices={model: price.model_dump() for model, price in prices.items()},
         )
+        if preset.local and self._settings.provider != preset.id:
+            data = local_timeouts(data)  # a local model may need minutes where a cloud one needs seconds
         return LLMSettings.model_validate(data)
 
     def _show_error(self, message: str, *, tab: int | None = None, focus: QWidget | None = None) -> None:
@@ -414,7 +417,10 @@ class SettingsDialog(QDialog):
         known = set()
         for row in range(self.prices_table.rowCount()):
             known.add(self._cell(row, 0))
-        missing = sorted({m for m in self.models().values() if m and m not in known})
+        # A local model costs nothing: no price to miss.
+        missing = sorted(
+            {m for m in self.models().values() if m and m not in known and needs_key(self.provider)}
+        )
         self.missing_price_label.setText(
             tr("这些模型没有价格，花费会按 0 计：{models}").format(models="、".join(missing))
             if missing

@@ -113,3 +113,18 @@ def test_an_old_server_without_the_messages_api_is_told_apart(local_server: Fake
     kind, message = _check(fast_settings("ollama"), "ollama", local_server.base_url + "/old", "qwen3:8b")
     assert kind == "not_anthropic"
     assert "0.14" in message
+
+
+def test_local_presets_wait_longer_but_keep_what_the_author_set() -> None:
+    from novel_desktop.llm.settings import LOCAL_READ_TIMEOUT_S, LOCAL_STAGE_TIMEOUT_S, local_timeouts
+
+    settings = LLMSettings.for_provider("ollama")
+    assert settings.read_timeout_s == LOCAL_READ_TIMEOUT_S
+    assert all(settings.timeout_for(role) == LOCAL_STAGE_TIMEOUT_S for role in AgentRole)
+    assert LLMSettings.for_provider("anthropic").read_timeout_s < LOCAL_READ_TIMEOUT_S
+    mine = LLMSettings(read_timeout_s=42.0).model_dump()
+    mine["stage_timeout_s"][AgentRole.reviser] = 77.0
+    adjusted = LLMSettings.model_validate(local_timeouts(mine))
+    assert adjusted.read_timeout_s == 42.0
+    assert adjusted.timeout_for(AgentRole.reviser) == 77.0
+    assert adjusted.timeout_for(AgentRole.chapter_writer) == LOCAL_STAGE_TIMEOUT_S

@@ -16,7 +16,13 @@ from pytestqt.qtbot import QtBot
 
 from novel_desktop.llm.providers import PRESETS
 from novel_desktop.llm.roles import AgentRole
-from novel_desktop.llm.settings import LLMSettings, load_settings, save_settings
+from novel_desktop.llm.settings import (
+    LOCAL_READ_TIMEOUT_S,
+    LOCAL_STAGE_TIMEOUT_S,
+    LLMSettings,
+    load_settings,
+    save_settings,
+)
 from novel_desktop.ui.settings_dialog import SettingsDialog
 from tests.fakes.anthropic_server import FakeAnthropicServer
 from tests.fakes.memory_keyring import MemoryKeyring
@@ -127,3 +133,17 @@ def test_the_connection_test_says_the_local_server_is_not_running(
     text = _run_test(qloop, qtbot, dialog)
     assert text.startswith(f"✗ 本地模型服务未运行（http://127.0.0.1:{port}）")
     assert "ollama serve" in text
+
+
+def test_a_new_local_preset_gets_the_long_timeouts_a_local_model_needs(
+    qtbot: QtBot, open_dialog: Callable[[], SettingsDialog]
+) -> None:
+    dialog = open_dialog()
+    _choose(dialog, "llamacpp")
+    dialog.set_model(AgentRole.chapter_writer, "my-own-gguf")
+    assert dialog.missing_price_label.isHidden()  # a local model costs nothing
+    qtbot.mouseClick(dialog.buttons.button(QDialogButtonBox.StandardButton.Ok), Qt.MouseButton.LeftButton)
+    saved, _ = load_settings()
+    assert saved.provider == "llamacpp"
+    assert saved.read_timeout_s == LOCAL_READ_TIMEOUT_S
+    assert saved.timeout_for(AgentRole.chapter_writer) == LOCAL_STAGE_TIMEOUT_S
