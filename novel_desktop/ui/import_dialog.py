@@ -11,6 +11,7 @@ split the dialog was given, so the import stores the title the author accepted."
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -35,7 +36,7 @@ from PySide6.QtWidgets import (
 )
 
 from novel_desktop.domain.text import count_chars
-from novel_desktop.i18n import tr
+from novel_desktop.i18n import language, tr
 
 if TYPE_CHECKING:
     from novel_desktop.domain.manuscript import Manuscript, NoteKind, SplitNote, SplitResult
@@ -202,7 +203,14 @@ class ImportPreviewDialog(QDialog):
 
     def _note_text(self, note: SplitNote) -> str:
         where = tr("第 {n} 章").format(n=note.chapter) if note.chapter is not None else tr("整个文件")
-        return f"⚠ {where} · {tr(_NOTE_LABELS[note.kind])}：{note.message}"
+        message = note.message
+        if language() == "en":
+            # The split's messages are "中文 (English)": one language at a time, the whole one in the tooltip.
+            english = re.search(r"\(([^()]*)\)\s*$", message)
+            message = english.group(1) if english else message
+        return "⚠ " + tr("{where} · {label}：{message}").format(
+            where=where, label=tr(_NOTE_LABELS[note.kind]), message=message
+        )
 
     def noted_rows(self) -> dict[str, str]:
         """Chapter title -> its 请检查 cell, for every chapter the split was unsure of."""

@@ -154,3 +154,17 @@ def test_a_manuscript_without_joined_headings_has_no_split_back_button(qtbot: Qt
     path = tmp_path / "clean.txt"
     path.write_text("第一章 甲\n\n　　正文一段。\n\n第二章 乙\n\n　　正文两段。\n", encoding="utf-8")
     assert dialog_for(qtbot, path).unjoin_button.isHidden()
+
+
+def test_the_places_to_check_speak_english_in_the_english_window(qtbot: QtBot) -> None:
+    from novel_desktop import i18n
+
+    i18n.set_language("en")
+    try:
+        dialog = dialog_for(qtbot, HEADINGS / "simplified.txt")
+        first = dialog.notes_list.item(0)
+        assert first.text() == "⚠ Chapter 1 · repeated heading merged: a repeated heading is one chapter"
+        assert "第一章 灯下" in first.toolTip()  # the whole message, with the heading it is about
+        assert dialog.noted_rows()["第二章 夜客"] == "⚠ two-line heading joined"
+    finally:
+        i18n.set_language("zh")
