@@ -252,15 +252,14 @@ def trailing_cut(text: str, start: int, end: int) -> int:
 
 
 # ====================================================================== splitting
-#: A line of decoration only (a rule, stars): it separates copies of a heading without being text.
-_DECORATION_RE = re.compile(r"[\s\-—–=＝_＿*＊~～·•.．。☆★○●◎◇◆□■※#＃+＋]*")
 #: Longest title line joined to a bare 第X章 on the line before.
 MAX_SPLIT_TITLE = 15
 
 
 def is_decoration(text: str) -> bool:
-    """``text`` holds no words: blank, or only rule and ornament characters (-----, ＊＊＊, ====, ☆☆☆)."""
-    return _DECORATION_RE.fullmatch(text) is not None
+    """``text`` holds no words: blank, or only rule and ornament characters (-----, ＊＊＊, ====, ☆☆☆,
+    ━━━, ※※※, ……) — no letter, digit or Han character (``str.isalnum``)."""
+    return not any(c.isalnum() for c in text)
 
 
 def _title_line(line: str) -> str | None:

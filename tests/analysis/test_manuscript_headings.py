@@ -74,7 +74,25 @@ def test_traditional_text_stays_as_written(name: str) -> None:
     assert read_manuscript(HEADINGS / name).text == written
 
 
-@pytest.mark.parametrize("rule", ["-----", "＊＊＊", "====", "☆☆☆", "", "\n\n", "——————", "* * *"])
+@pytest.mark.parametrize(
+    "rule",
+    [
+        "-----",
+        "＊＊＊",
+        "====",
+        "☆☆☆",
+        "",
+        "\n\n",
+        "——————",
+        "* * *",
+        "－－－－",
+        "━━━━",
+        "※※※",
+        "……",
+        "＊　＊　＊",
+        "~~~~",
+    ],
+)
 def test_a_heading_repeated_with_a_decoration_line_between_is_one_chapter(rule: str) -> None:
     text = f"第1章 甲{BODY}第2章 重逢\n{rule}\n第2章 重逢\n{BODY}第3章 丙{BODY}"
     result = split_manuscript(text)
