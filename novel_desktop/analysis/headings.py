@@ -262,14 +262,18 @@ def is_decoration(text: str) -> bool:
     return not any(c.isalnum() for c in text)
 
 
-def _title_line(line: str) -> str | None:
-    """The title of a two-line heading when ``line`` can be one: short, not indented as a paragraph, no
-    sentence punctuation, not decoration, not itself a heading."""
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _title_line(line: str, heading_line: str) -> str | None:
+    """The title of a two-line heading when ``line`` can be one: short, not indented further than the
+    heading line (that is the first paragraph), no sentence punctuation, not decoration, not a heading."""
     stripped = line.strip()
     if not stripped or len(stripped) > MAX_SPLIT_TITLE or is_decoration(stripped):
         return None
-    if line[:1] in (" ", "\u3000", "\t", "\xa0"):
-        return None  # an indented line is the first paragraph
+    if _indent(line) > _indent(heading_line):
+        return None  # indented as a paragraph (a manuscript that indents every line indents its headings too)
     if any(c in _SENTENCE_PUNCT for c in stripped) or _classify(stripped, 0, 0) is not None:
         return None
     return _clean_title(" " + stripped, bracketed=False) or None
@@ -294,7 +298,7 @@ def scan_headings(text: str) -> list[Heading]:
             continue
         if not heading.title and heading.kind != "section":
             j = i + 1 if i < len(lines) and not lines[i].strip() and i + 1 < len(lines) else i
-            title = _title_line(lines[j]) if j < len(lines) else None
+            title = _title_line(lines[j], line) if j < len(lines) else None
             if title:
                 heading.title = title
                 heading.end = min(starts[j] + len(lines[j]) + 1, len(text))

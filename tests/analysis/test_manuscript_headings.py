@@ -213,3 +213,20 @@ def test_a_file_over_the_size_cap_is_refused_in_chinese(
         read_manuscript(path)
     assert "big.txt" in str(err.value)
     assert re.search(r"[\u4e00-\u9fff]", str(err.value))
+
+
+def test_a_manuscript_that_indents_every_line_still_joins_its_two_line_headings() -> None:
+    text = "　　第五章 前\n　　他推开门。\n　　第六章\n　　风起\n　　天亮了。\n　　第七章 后\n　　完了。\n"
+    result = split_manuscript(text)
+    assert [c.title for c in result.chapters] == ["第五章 前", "第六章 风起", "第七章 后"]
+    assert result.chapters[1].text.strip() == "天亮了。"
+    assert_nothing_lost(text, result)
+
+
+def test_a_two_line_heading_written_twice_around_a_rule_is_one_chapter() -> None:
+    text = f"第五章 前{BODY}第六章\n风起\n-----\n第六章\n风起\n{BODY}第七章 后{BODY}"
+    result = split_manuscript(text)
+    assert [c.title for c in result.chapters] == ["第五章 前", "第六章 风起", "第七章 后"]
+    assert result.chapters[1].text.startswith("　　他推开门")
+    assert sorted(kinds(result)) == [("joined_heading", 6), ("merged_heading", 6)]
+    assert_nothing_lost(text, result)
