@@ -296,7 +296,7 @@ def scan_headings(text: str) -> list[Heading]:
         i += 1
         if heading is None:
             continue
-        if not heading.title and heading.kind != "section":
+        if not heading.title and heading.kind != "section" and heading.source_number is not None:
             j = i + 1 if i < len(lines) and not lines[i].strip() and i + 1 < len(lines) else i
             title = _title_line(lines[j], line) if j < len(lines) else None
             if title:

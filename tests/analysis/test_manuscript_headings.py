@@ -230,3 +230,11 @@ def test_a_two_line_heading_written_twice_around_a_rule_is_one_chapter() -> None
     assert result.chapters[1].text.startswith("　　他推开门")
     assert sorted(kinds(result)) == [("joined_heading", 6), ("merged_heading", 6)]
     assert_nothing_lost(text, result)
+
+
+def test_a_volume_heading_split_over_two_lines_is_joined_but_a_bare_prologue_keeps_its_first_line() -> None:
+    text = f"第一卷\n初入仙门\n楔子\n那年冬天\n{BODY}第1章 甲{BODY}"
+    result = split_manuscript(text)
+    assert [v.title for v in result.volumes] == ["初入仙门"]
+    assert result.chapters[0].title == "楔子"
+    assert result.chapters[0].text.startswith("那年冬天")
