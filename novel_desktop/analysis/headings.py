@@ -120,7 +120,8 @@ class Heading:
     start: int  # offset of the line
     end: int  # offset just past the line's newline
     body_empty: bool = False
-    absorbed: bool = False  # a repeated heading merged into the one before it
+    joined: bool = False  # the title was on the next line (第六章 / 风起)
+    merged: bool = False  # the heading stands for a run of copies of itself (``line`` spans them)
 
     @property
     def display(self) -> str:
@@ -199,6 +200,22 @@ def _classify(line: str, start: int, end: int) -> Heading | None:
     return None
 
 
+def classify_line(line: str) -> Heading | None:
+    """The heading ``line`` is on its own (offsets 0), or None when it is not one."""
+    return _classify(line, 0, 0)
+
+
+def near_heading(line: str) -> bool:
+    """A short line that begins like a numbered heading (第三回里…) but was read as prose: worth a look."""
+    stripped = line.strip()
+    if len(stripped) > 20 or any(c in "。！？!?；;" for c in stripped):
+        return False  # a sentence is prose however it begins
+    if _classify(stripped, 0, 0) is not None:
+        return False
+    m = _NUMBERED_RE.match(stripped)
+    return m is not None and m.group("rest").strip(_SEPARATORS + "（）()") not in _END_MARKS
+
+
 def _is_bracketed(line: str) -> bool:
     return bool(re.match(r"^\s*(?:#{1,6}\s*)?(?:正文\s*)?[【\[〔（(「]", line))
 
@@ -235,13 +252,58 @@ def trailing_cut(text: str, start: int, end: int) -> int:
 
 
 # ====================================================================== splitting
+#: Longest title line joined to a bare 第X章 on the line before.
+MAX_SPLIT_TITLE = 15
+
+
+def is_decoration(text: str) -> bool:
+    """``text`` holds no words: blank, or only rule and ornament characters (-----, ＊＊＊, ====, ☆☆☆,
+    ━━━, ※※※, ……) — no letter, digit or Han character (``str.isalnum``)."""
+    return not any(c.isalnum() for c in text)
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _title_line(line: str, heading_line: str) -> str | None:
+    """The title of a two-line heading when ``line`` can be one: short, not indented further than the
+    heading line (that is the first paragraph), no sentence punctuation, not decoration, not a heading."""
+    stripped = line.strip()
+    if not stripped or len(stripped) > MAX_SPLIT_TITLE or is_decoration(stripped):
+        return None
+    if _indent(line) > _indent(heading_line):
+        return None  # indented as a paragraph (a manuscript that indents every line indents its headings too)
+    if any(c in _SENTENCE_PUNCT for c in stripped) or _classify(stripped, 0, 0) is not None:
+        return None
+    return _clean_title(" " + stripped, bracketed=False) or None
+
+
 def scan_headings(text: str) -> list[Heading]:
+    """Every heading line of ``text`` in order; a bare 第X章 whose title is on the next line (at most one
+    blank line between) becomes one heading spanning both lines, marked ``joined``."""
     found: list[Heading] = []
+    lines = text.split("\n")
+    starts: list[int] = []
     offset = 0
-    for line in text.split("\n"):
-        end = offset + len(line) + 1
-        heading = _classify(line, offset, min(end, len(text)))
-        if heading is not None:
-            found.append(heading)
-        offset = end
+    for line in lines:
+        starts.append(offset)
+        offset += len(line) + 1
+    i = 0
+    while i < len(lines):
+        line, start = lines[i], starts[i]
+        heading = _classify(line, start, min(start + len(line) + 1, len(text)))
+        i += 1
+        if heading is None:
+            continue
+        if not heading.title and heading.kind != "section" and heading.source_number is not None:
+            j = i + 1 if i < len(lines) and not lines[i].strip() and i + 1 < len(lines) else i
+            title = _title_line(lines[j], line) if j < len(lines) else None
+            if title:
+                heading.title = title
+                heading.end = min(starts[j] + len(lines[j]) + 1, len(text))
+                heading.line = text[heading.start : heading.end].strip()
+                heading.joined = True
+                i = j + 1
+        found.append(heading)
     return found

@@ -14,8 +14,15 @@ Decisions where real manuscripts leave room (the CLI and the GUI show the outcom
   before the first numbered chapter take the numbers just below it (楔子 + 第1章 → 0 and 1); 尾声/番外 and
   the like continue the sequence. ``source_number`` keeps the heading's own number.
 * **Repeated headings.** A heading with no body whose heading reappears later is an echo: a table of contents
-  at the top falls into the front matter, and a heading repeated directly is one chapter, not two. Two
-  chapters that both have a body and the same number stay two chapters and are flagged as duplicates.
+  at the top falls into the front matter, and a heading repeated directly — with nothing but blank lines or
+  a rule/ornament line (-----, ＊＊＊, ====, ☆☆☆) between the copies — is one chapter, not two, whose
+  ``heading`` spans the copies and whose text starts after the last one. Two chapters that both have a body
+  and the same number stay two chapters and are flagged as duplicates.
+* **Two-line headings.** A bare 第六章 followed (directly or after one blank line) by a short unindented line
+  without sentence punctuation (风起) is one heading, 第六章 风起.
+* **Unsure places** (merged or joined headings, a chapter far shorter or longer than the book's usual one, a
+  heading-like line left in the text, a guessed encoding) are ``SplitResult.notes``
+  (:mod:`novel_desktop.analysis.split_notes`); the preview and ``novel import-text`` show them.
 * **Kept aside.** Text before the first heading is ``front_matter``. After the last chapter, a Project
   Gutenberg footer and anything after a book-end line (全书完, 全文完, 《…》至此終) is ``trailing``;
   the book-end line itself stays in the last chapter, and so do per-chapter end marks such as （本章完）.
@@ -32,7 +39,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from novel_desktop.analysis.headings import Heading, scan_headings, trailing_cut
+from novel_desktop.analysis.headings import Heading, is_decoration, scan_headings, trailing_cut
 from novel_desktop.analysis.manuscript_files import (
     ManuscriptError,
     ManuscriptTooLarge,
@@ -40,6 +47,7 @@ from novel_desktop.analysis.manuscript_files import (
     read_epub,
     read_text_bytes,
 )
+from novel_desktop.analysis.split_notes import add_notes, encoding_note
 from novel_desktop.domain.manuscript import (
     ChapterKind,
     Manuscript,
@@ -63,7 +71,14 @@ def decode_bytes(data: bytes) -> tuple[str, str]:
     GB2312) and Big5 are recognised. Line ends become ``\\n``. Raises :class:`ManuscriptError` for bytes that
     are not text in any of them.
     """
+    text, encoding, _ = decode_with_confidence(data)
+    return text, encoding
+
+
+def decode_with_confidence(data: bytes) -> tuple[str, str, float]:
+    """:func:`decode_bytes` plus how sure the encoding is (1.0 unless a legacy encoding was guessed)."""
     text: str | None = None
+    confidence = 1.0
     encoding = ""
     boms = (
         (b"\xef\xbb\xbf", "utf-8-sig", "utf-8-sig"),
@@ -91,9 +106,9 @@ def decode_bytes(data: bytes) -> tuple[str, str]:
         try:
             text, encoding = data.decode("utf-8"), "utf-8"
         except UnicodeDecodeError:
-            text, encoding = _decode_legacy(data)
+            text, encoding, confidence = _decode_legacy(data)
     text = text.removeprefix("\ufeff")
-    return text.replace("\r\n", "\n").replace("\r", "\n"), encoding
+    return text.replace("\r\n", "\n").replace("\r", "\n"), encoding, confidence
 
 
 def _plausible(text: str) -> float:
@@ -119,19 +134,29 @@ def _decode_utf16_without_bom(data: bytes) -> tuple[str, str]:
     return best[1], best[2]
 
 
-def _decode_legacy(data: bytes) -> tuple[str, str]:
+def _decode_legacy(data: bytes) -> tuple[str, str, float]:
+    """GB18030 or Big5, and how sure the choice is.
+
+    Trying decoders in order cannot tell them apart: GB18030 decodes nearly any byte string, Big5 text
+    included. charset_normalizer scores each candidate by how garbled its decoding reads ("chaos"); the
+    choice is sure when only one candidate reads cleanly, unsure when both read about as well (a short file).
+    """
     from charset_normalizer import from_bytes
 
     # Only the encodings Chinese manuscripts come in: a free guess picks Latin code pages for short texts.
-    best = from_bytes(data, cp_isolation=["gb18030", "big5"]).best()
-    if best is not None:
+    matches = list(from_bytes(data, cp_isolation=["gb18030", "big5"]))
+    matches.sort(key=lambda m: m.chaos)
+    if matches:
+        best = matches[0]
         name = "big5" if best.encoding.startswith("big5") else "gb18030"
+        margin = matches[1].chaos - best.chaos if len(matches) > 1 else 1.0
+        confidence = max(0.0, min(1.0, 1.0 - best.chaos)) * (1.0 if margin >= 0.1 else 0.5 + margin * 4)
         try:
-            return data.decode(name), name
+            return data.decode(name), name, round(confidence, 2)
         except UnicodeDecodeError:
             pass
     try:
-        return data.decode("gb18030"), "gb18030"
+        return data.decode("gb18030"), "gb18030", 0.3
     except UnicodeDecodeError:
         raise ManuscriptError(tr("无法识别文件编码（支持 UTF-8、UTF-16、GB18030/GBK、Big5）")) from None
 
@@ -158,7 +183,7 @@ def read_manuscript(path: str | Path) -> Manuscript:
             return Manuscript(read_docx(p), "utf-8", "docx")
         if suffix == ".epub":
             return Manuscript(read_epub(p), "utf-8", "epub")
-        text, encoding = decode_bytes(read_text_bytes(p))
+        text, encoding, confidence = decode_with_confidence(read_text_bytes(p))
     except ManuscriptError as exc:
         if p.name in str(exc):
             raise
@@ -167,7 +192,15 @@ def read_manuscript(path: str | Path) -> Manuscript:
         raise ManuscriptError(
             tr("无法读取文件 {path}：{reason}").format(path=p, reason=exc.strerror or exc)
         ) from None
-    return Manuscript(text, encoding, "md" if suffix in (".md", ".markdown") else "txt")
+    return Manuscript(text, encoding, "md" if suffix in (".md", ".markdown") else "txt", confidence)
+
+
+def split_for_import(manuscript: Manuscript) -> SplitResult:
+    """:func:`split_manuscript` of the manuscript's text, with a note when its encoding was only guessed:
+    what the import preview and ``novel import-text`` show."""
+    result = split_manuscript(manuscript.text)
+    encoding_note(result, manuscript)
+    return result
 
 
 def split_manuscript(text: str) -> SplitResult:
@@ -188,14 +221,14 @@ def split_manuscript(text: str) -> SplitResult:
                     h.kind = "chapter"
     for i, h in enumerate(heads):
         nxt = heads[i + 1].start if i + 1 < len(heads) else len(text)
-        h.body_empty = not text[h.end : nxt].strip()
+        h.body_empty = is_decoration(text[h.end : nxt])
 
-    heads, toc_lines, repeated = _drop_echoes(heads)
+    heads, toc_lines, repeated = _drop_echoes(heads, text)
     if toc_lines:
         result.warnings.append(
             f"开头的目录（{toc_lines} 行标题）已归入前置内容 (a table of contents went to the front matter)"
         )
-    boundaries = [h for h in heads if not h.absorbed]
+    boundaries = heads
     if not any(h.kind != "volume" for h in boundaries):
         result.front_matter = text.strip()
         result.warnings.append("没有识别到章节标题 (no chapter headings found)")
@@ -242,6 +275,7 @@ def split_manuscript(text: str) -> SplitResult:
         if not body:
             result.warnings.append(f"{h.display} 没有正文 (chapter has no text)")
     _check_numbering(result, chapter_heads, boundaries, repeated)
+    add_notes(result, text, [(h, numbers[id(h)]) for h in chapter_heads], repeated)
     renumbered = [c for c in result.chapters if c.source_number is not None and c.source_number != c.number]
     if renumbered:
         first = renumbered[0]
@@ -263,12 +297,41 @@ def _tidy(body: str) -> str:
     return re.sub(r"^(?:[^\S\n]*\n)+", "", body).rstrip()
 
 
-def _drop_echoes(heads: list[Heading]) -> tuple[list[Heading], int, list[Heading]]:
+def _drop_echoes(heads: list[Heading], text: str) -> tuple[list[Heading], int, list[Heading]]:
     """Remove headings that only echo a later one: a contents list, or a heading line written twice.
 
-    Returns the remaining headings (the second of a directly repeated pair marked ``absorbed``), how many were
-    dropped as a table of contents, and the headings that were repeated directly.
+    A run of copies of one heading with nothing but blank or rule lines (-----, ＊＊＊) between them becomes
+    one heading whose ``line`` spans the copies (so the chapter's text starts after the last copy). Returns
+    the remaining headings, how many were dropped as a table of contents, and the merged headings.
     """
+    runs: list[Heading] = []
+    repeated: list[Heading] = []
+    i = 0
+    while i < len(heads):
+        first = heads[i]
+        j = i
+        while j + 1 < len(heads) and heads[j].body_empty and heads[j + 1].key == first.key:
+            j += 1
+        if j > i:
+            last = heads[j]
+            merged = Heading(
+                first.kind,
+                first.source_number,
+                first.label,
+                first.title or last.title,
+                text[first.start : last.end].strip(),
+                first.start,
+                last.end,
+                last.body_empty,
+                joined=first.joined or last.joined,
+                merged=True,
+            )
+            repeated.append(merged)
+            runs.append(merged)
+        else:
+            runs.append(first)
+        i = j + 1
+    heads = runs
     last_with_body: dict[tuple[str, object], int] = {}
     last_any: dict[tuple[str, object], int] = {}
     for i, h in enumerate(heads):
@@ -276,47 +339,22 @@ def _drop_echoes(heads: list[Heading]) -> tuple[list[Heading], int, list[Heading
         if not h.body_empty:
             last_with_body[h.key] = i
     echoes: set[int] = set()
-    merged: dict[int, Heading] = {}  # index of the first of a repeated pair -> the merged heading
-
-    def merge(i: int) -> None:
-        first, second = heads[i], heads[i + 1]
-        second.absorbed = True
-        merged[i] = Heading(
-            first.kind,
-            first.source_number,
-            first.label,
-            first.title,
-            first.line,
-            first.start,
-            first.end,
-            second.body_empty,
-        )
-
-    def repeated_next(i: int) -> bool:
-        return i + 1 < len(heads) and heads[i + 1].key == heads[i].key and not heads[i].absorbed
-
     for i, h in enumerate(heads):
-        if h.kind == "volume" or h.absorbed or not h.body_empty or last_with_body.get(h.key, -1) <= i:
-            continue
-        if repeated_next(i):
-            merge(i)
-        else:
+        if h.kind != "volume" and h.body_empty and last_with_body.get(h.key, -1) > i:
             echoes.add(i)
     # Volume headings have no body of their own, so a contents list shows in their neighbours: a volume
     # heading that reappears later and stands next to a dropped chapter heading, or has no chapter before the
     # next volume heading, is part of the list.
     for i, h in enumerate(heads):
-        if h.kind != "volume" or h.absorbed or last_any.get(h.key, -1) <= i:
-            continue
-        if repeated_next(i):
-            merge(i)
+        if h.kind != "volume" or last_any.get(h.key, -1) <= i:
             continue
         next_volume = next((j for j in range(i + 1, len(heads)) if heads[j].kind == "volume"), len(heads))
         has_chapter = any(j not in echoes for j in range(i + 1, next_volume))
         if (i - 1) in echoes or (i + 1) in echoes or not has_chapter:
             echoes.add(i)
-    kept = [merged.get(i, h) for i, h in enumerate(heads) if i not in echoes]
-    return kept, len(echoes), list(merged.values())
+    kept = [h for i, h in enumerate(heads) if i not in echoes]
+    kept_ids = {id(h) for h in kept}
+    return kept, len(echoes), [h for h in repeated if id(h) in kept_ids]
 
 
 def _number_volumes(volumes: list[Heading]) -> dict[int, int]:
@@ -393,9 +431,6 @@ def _check_numbering(
     for h in repeated:
         if h.source_number is not None and h.kind != "volume":
             duplicates.add(h.source_number)
-        result.warnings.append(
-            f"标题「{h.display}」重复出现，已合并为一章 (a repeated heading is one chapter)"
-        )
     result.gaps = sorted(gaps)
     result.duplicates = sorted(duplicates)
 
@@ -411,6 +446,8 @@ __all__ = [
     "SplitResult",
     "SplitVolume",
     "decode_bytes",
+    "decode_with_confidence",
     "read_manuscript",
+    "split_for_import",
     "split_manuscript",
 ]

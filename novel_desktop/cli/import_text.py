@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from novel_desktop.analysis.manuscript import ManuscriptError, read_manuscript, split_manuscript
+from novel_desktop.analysis.manuscript import ManuscriptError, read_manuscript, split_for_import
 from novel_desktop.cli.common import CliError, print_json
 from novel_desktop.domain.manuscript import Manuscript, SplitResult
 from novel_desktop.domain.text import count_chars, is_han
@@ -85,7 +85,7 @@ def cmd_import_text(args: argparse.Namespace) -> int:
         manuscript = read_manuscript(source)
     except ManuscriptError as exc:
         raise CliError(str(exc), 2) from None
-    split = split_manuscript(manuscript.text)
+    split = split_for_import(manuscript)
 
     if args.json and args.dry_run:
         print_json(split.to_json(manuscript.encoding))
@@ -177,7 +177,9 @@ def _print_split(source: Path, manuscript: Manuscript, split: SplitResult) -> No
             shown_volume = chapter.volume
             v = volume_titles.get(chapter.volume)
             print(f"【第 {chapter.volume} 卷】{v.title if v else ''}")
-        print(f"  {chapter.number:>{width}}  {chapter.title}  {chapter.chars:,} 字")
+        # "!" marks a chapter the split was unsure of; the warnings below say why.
+        mark = "!" if split.notes_for(chapter.number) else " "
+        print(f" {mark}{chapter.number:>{width}}  {chapter.title}  {chapter.chars:,} 字")
     for label, part in (("前置内容 front matter", split.front_matter), ("结尾附加 trailing", split.trailing)):
         if part.strip():
             print(f"{label}: {count_chars(part):,} 字，单独保存、不并入章节 (kept aside): {_preview(part)}")

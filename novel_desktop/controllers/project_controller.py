@@ -261,10 +261,10 @@ class ProjectController(QObject):
     def read_manuscript(source: str | Path) -> tuple[Manuscript, SplitResult]:
         """Read a manuscript (txt/md/docx/epub) and split it into chapters; nothing is written.
         Raises ManuscriptError for a file that cannot be read."""
-        from novel_desktop.analysis.manuscript import read_manuscript, split_manuscript
+        from novel_desktop.analysis.manuscript import read_manuscript, split_for_import
 
         manuscript = read_manuscript(source)
-        return manuscript, split_manuscript(manuscript.text)
+        return manuscript, split_for_import(manuscript)
 
     @staticmethod
     def write_manuscript(

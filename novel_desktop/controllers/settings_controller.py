@@ -33,7 +33,13 @@ from novel_desktop.llm.errors import (
     LLMServerError,
     LLMTimeout,
 )
-from novel_desktop.llm.providers import PRESETS, ModelPrice, get_preset
+from novel_desktop.llm.providers import (
+    LOCAL_PLACEHOLDER_KEY,
+    PRESETS,
+    ModelPrice,
+    ProviderPreset,
+    get_preset,
+)
 from novel_desktop.llm.roles import AgentRole
 from novel_desktop.llm.secrets import (
     ENV_API_KEY,
@@ -45,7 +51,13 @@ from novel_desktop.llm.secrets import (
     key_source,
     set_api_key,
 )
-from novel_desktop.llm.settings import LLMSettings, default_models, load_settings, save_settings
+from novel_desktop.llm.settings import (
+    LLMSettings,
+    default_models,
+    load_settings,
+    local_timeouts,
+    save_settings,
+)
 from novel_desktop.session import probe_connection
 
 #: What the settings dialog and the window use of the settings layer, through this controller.
@@ -67,6 +79,7 @@ __all__ = [
     "key_source",
     "load_app_settings",
     "load_settings",
+    "local_timeouts",
     "parse_price_rows",
     "save_app_settings",
     "save_keys",
@@ -87,6 +100,8 @@ TEST_ROLE = AgentRole.summarizer
 TEST_MAX_TOKENS = 16
 #: The whole test (retries included) must not keep the author waiting longer than this.
 TEST_TIMEOUT_S = 45.0
+#: A local server loads the model on its first request: give it longer.
+LOCAL_TEST_TIMEOUT_S = 180.0
 #: Seconds for each step of the network diagnosis (name lookup, TCP connect).
 DIAGNOSE_TIMEOUT_S = 5.0
 
@@ -137,6 +152,8 @@ def _test_settings(base: LLMSettings, provider: str, model: str) -> LLMSettings:
     data: dict[str, Any] = base.model_dump()
     data["provider"] = provider
     data["models"] = {**data["models"], TEST_ROLE.value: model}
+    if get_preset(provider).local:
+        data = local_timeouts(data)
     # The author is waiting: a few quick retries tell a passing hiccup from a real fault.
     retry = data["retry"]
     retry["max_attempts"] = min(int(retry["max_attempts"]), 3)
@@ -168,7 +185,11 @@ async def check_connection(
     problem = base_url_problem(base_url)
     if problem:
         return ConnectionResult(False, "bad_url", problem, model)
-    key = (api_key or "").strip() or get_api_key(provider)
+    preset = get_preset(provider)
+    if preset.local and timeout == TEST_TIMEOUT_S:
+        timeout = LOCAL_TEST_TIMEOUT_S
+    # A local server (Ollama, llama.cpp) checks no key: never the keyring's or the environment's for it.
+    key = (api_key or "").strip() or (get_api_key(provider) if preset.requires_key else LOCAL_PLACEHOLDER_KEY)
     if not key:
         return ConnectionResult(
             False,
@@ -195,7 +216,8 @@ async def check_connection(
             timeout=timeout,
         )
     except LLMError as error:
-        return await _explain(error, name=name, url=url, model=model)
+        explained = await _explain(error, name=name, url=url, model=model)
+        return _explain_local(explained, preset, url) if preset.local else explained
     except asyncio.CancelledError:
         raise
     except Exception as exc:
@@ -225,6 +247,53 @@ async def check_connection(
         response.model,
         latency,
     )
+
+
+def _explain_local(result: ConnectionResult, preset: ProviderPreset, url: str) -> ConnectionResult:
+    """A local server's failure in its own words: "not running" (nothing listens at the address) and "model
+    not pulled" (the server runs but has no such model) are what goes wrong there, not keys or networks.
+
+    Ollama's Anthropic-compatible endpoint answers a model it does not have with 404 ``not_found_error``
+    "model '<name>' not found"; llama.cpp's server with a 404/400 that names the model."""
+    said = (result.provider_message or "").lower()
+    if result.kind == "refused":
+        return ConnectionResult(
+            False,
+            "not_running",
+            _t(
+                "本地模型服务未运行（{url}）：请先启动它（{start}），或核对服务地址与端口。",
+                url=url,
+                start=preset.start_hint,
+            ),
+            result.model,
+        )
+    if result.kind in ("unknown_model", "not_anthropic", "bad_request") and "model" in said:
+        return ConnectionResult(
+            False,
+            "model_not_pulled",
+            _t(
+                "模型未下载：{hint}（本地服务 {url} 在运行，但没有模型“{model}”；"
+                "下载后再测试，或在“模型”页改成已有的模型名称）",
+                hint=preset.pull_hint.format(model=result.model),
+                url=url,
+                model=result.model,
+            ),
+            result.model,
+            provider_message=result.provider_message,
+        )
+    if result.kind == "not_anthropic":
+        return ConnectionResult(
+            False,
+            "not_anthropic",
+            _t(
+                "本地服务在 {url} 运行，但没有 Anthropic 兼容接口（/v1/messages）："
+                "Ollama 需要 0.14 或更新的版本，llama.cpp 需要较新的 llama-server。",
+                url=url,
+            ),
+            result.model,
+            provider_message=result.provider_message,
+        )
+    return result
 
 
 def _mentions_model(text: str) -> bool:

@@ -10,6 +10,15 @@ from typing import Literal
 from novel_desktop.domain.text import count_chars
 
 ChapterKind = Literal["chapter", "prologue", "epilogue", "extra"]
+#: The places the splitter was unsure of (:class:`SplitNote`).
+NoteKind = Literal[
+    "merged_heading",  # a heading repeated (maybe with a rule line between) was taken as one
+    "joined_heading",  # 第六章 on one line, its title on the next, joined into one heading
+    "short_chapter",  # far shorter than the book's usual chapter: maybe a heading inside the text
+    "long_chapter",  # far longer than usual: maybe a heading that was not recognised
+    "unsplit_heading",  # a line that looks like a heading but reads as prose, left inside the text
+    "encoding",  # the file's encoding was guessed with low confidence
+]
 
 
 @dataclass(frozen=True)
@@ -19,6 +28,20 @@ class Manuscript:
     text: str
     encoding: str
     source_format: str  # "txt", "md", "docx", "epub"
+    #: Below 1.0 when the encoding was guessed (a legacy 8-bit file that reads as GB18030 and as Big5).
+    encoding_confidence: float = 1.0
+
+
+@dataclass(frozen=True)
+class SplitNote:
+    """One place the author should look at before importing: what the splitter was unsure of (``kind``),
+    a message (Chinese, English in brackets, as ``SplitResult.warnings``), the number in the novel of the
+    chapter it concerns (None: the whole file) and the offset in the text it points at."""
+
+    kind: NoteKind
+    message: str
+    chapter: int | None = None
+    offset: int = 0
 
 
 @dataclass(frozen=True)
@@ -68,6 +91,17 @@ class SplitResult:
     warnings: list[str] = field(default_factory=list)
     gaps: list[int] = field(default_factory=list)
     duplicates: list[int] = field(default_factory=list)
+    #: The places the split was unsure of, each also one line of ``warnings``.
+    notes: list[SplitNote] = field(default_factory=list)
+
+    def note(self, kind: NoteKind, message: str, chapter: int | None = None, offset: int = 0) -> None:
+        """Record an unsure place (and its line in ``warnings``)."""
+        self.notes.append(SplitNote(kind, message, chapter, offset))
+        self.warnings.append(message)
+
+    def notes_for(self, chapter: int) -> list[SplitNote]:
+        """The notes about one chapter (by its number in the novel)."""
+        return [n for n in self.notes if n.chapter == chapter]
 
     def pieces(self) -> list[str]:
         """Every part of the input in reading order: front matter, volume and chapter headings with their
@@ -86,4 +120,5 @@ class SplitResult:
             "trailing_chars": count_chars(self.trailing),
             "encoding": encoding,
             "warnings": list(self.warnings),
+            "notes": [{"kind": n.kind, "chapter": n.chapter, "message": n.message} for n in self.notes],
         }

@@ -31,7 +31,7 @@ from novel_desktop.llm.errors import (
     LLMTimeout,
     LLMTruncated,
 )
-from novel_desktop.llm.providers import get_preset
+from novel_desktop.llm.providers import LOCAL_PLACEHOLDER_KEY, get_preset
 from novel_desktop.llm.roles import AgentRole
 from novel_desktop.llm.secrets import get_api_key, resolve_base_url
 from novel_desktop.llm.settings import LLMSettings
@@ -208,7 +208,11 @@ class LLMClient:
     def _ensure_sdk(self) -> AsyncAnthropic:
         if self._sdk is not None:
             return self._sdk
-        key = self._explicit_key or get_api_key(self.settings.provider)
+        preset = get_preset(self.settings.provider)
+        # A local server checks no key: never read the keyring for it, nor send it the author's real key.
+        key = self._explicit_key or (
+            get_api_key(self.settings.provider) if preset.requires_key else LOCAL_PLACEHOLDER_KEY
+        )
         if not key:
             name = get_preset(self.settings.provider).display_name
             raise LLMConfigError(

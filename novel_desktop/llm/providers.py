@@ -38,6 +38,18 @@ class ProviderPreset:
     #: Default prices of the preset's models.
     prices: dict[str, ModelPrice] = field(default_factory=dict)
     key_help: str = ""
+    #: False for a server on the author's own machine that checks no key (Ollama, llama.cpp): the client
+    #: sends a placeholder and never reads the keyring or ANTHROPIC_API_KEY for it.
+    requires_key: bool = True
+    #: What the author runs to get a model the server does not have ("{model}" is filled in); local only.
+    pull_hint: str = ""
+    #: What the author runs to start the server; local only.
+    start_hint: str = ""
+
+    @property
+    def local(self) -> bool:
+        """A model server on the author's machine (no key, no price, no prompt caching)."""
+        return not self.requires_key
 
 
 def _price(inp: float, out: float, write: float, read: float) -> ModelPrice:
@@ -133,8 +145,46 @@ CUSTOM = ProviderPreset(
     key_help="填写该服务要求的 API Key；不校验密钥的本地服务可填任意值",
 )
 
+# Local servers that speak the Messages API themselves. They check no key (the SDK still sends a header: a
+# placeholder), cost nothing, and claim no prompt caching. The model names are only suggestions: the author
+# types the ones they have pulled, per agent, on the settings' model page.
+OLLAMA = ProviderPreset(
+    id="ollama",
+    display_name="Ollama（本地模型）",
+    base_url="http://localhost:11434",
+    strong_model="qwen3:14b",
+    cheap_model="qwen3:8b",
+    supports_prompt_caching=False,
+    supports_batches=False,
+    prices={"qwen3:14b": _price(0, 0, 0, 0), "qwen3:8b": _price(0, 0, 0, 0)},
+    key_help="本地模型不需要 API Key",
+    requires_key=False,
+    pull_hint="ollama pull {model}",
+    start_hint="ollama serve",
+)
+
+LLAMA_CPP = ProviderPreset(
+    id="llamacpp",
+    display_name="llama.cpp server（本地模型）",
+    base_url="http://localhost:8080",
+    # llama-server answers with the model it was started with, whatever name a request gives.
+    strong_model="local-model",
+    cheap_model="local-model",
+    supports_prompt_caching=False,
+    supports_batches=False,
+    prices={"local-model": _price(0, 0, 0, 0)},
+    key_help="本地模型不需要 API Key",
+    requires_key=False,
+    pull_hint="llama-server -m <model.gguf> --alias {model}",
+    start_hint="llama-server -m <model.gguf>",
+)
+
 #: Every preset by id, in the order the settings dialog lists them.
-PRESETS: dict[str, ProviderPreset] = {p.id: p for p in (ANTHROPIC, DEEPSEEK, KIMI, GLM, QWEN, CUSTOM)}
+PRESETS: dict[str, ProviderPreset] = {
+    p.id: p for p in (ANTHROPIC, DEEPSEEK, KIMI, GLM, QWEN, OLLAMA, LLAMA_CPP, CUSTOM)
+}
+#: The key a local server is sent (it checks none; the SDK needs one to send a request at all).
+LOCAL_PLACEHOLDER_KEY = "local"
 
 DEFAULT_PROVIDER = "anthropic"
 

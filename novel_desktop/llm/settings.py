@@ -45,6 +45,29 @@ _DEFAULT_TIMEOUT_S: dict[AgentRole, float] = {
 }
 
 
+#: A local model on the author's own hardware may think for minutes before its first token (loading the
+#: model, reading a 20,000-token prompt on a CPU) and write slowly: no byte for this long is a dropped
+#: connection ...
+LOCAL_READ_TIMEOUT_S = 900.0
+#: ... and a stage may take this long, per role.
+LOCAL_STAGE_TIMEOUT_S = 3600.0
+
+
+def local_timeouts(data: dict[str, object]) -> dict[str, object]:
+    """``data`` (a settings dump) with the local-model timeouts where it still has the defaults: for a new
+    local preset, without undoing what the author set by hand."""
+    out = dict(data)
+    if out.get("read_timeout_s") == LLMSettings.model_fields["read_timeout_s"].default:
+        out["read_timeout_s"] = LOCAL_READ_TIMEOUT_S
+    stages = out.get("stage_timeout_s")
+    if isinstance(stages, dict):
+        out["stage_timeout_s"] = {
+            role: LOCAL_STAGE_TIMEOUT_S if seconds == _DEFAULT_TIMEOUT_S.get(AgentRole(role)) else seconds
+            for role, seconds in stages.items()
+        }
+    return out
+
+
 def default_models(provider: str = DEFAULT_PROVIDER) -> dict[AgentRole, str]:
     """The seed's split for a provider: its strong model for STRONG_ROLES, its cheap one for the rest."""
     preset = get_preset(provider)
@@ -95,8 +118,12 @@ class LLMSettings(BaseModel):
 
     @classmethod
     def for_provider(cls, provider: str, **overrides: object) -> LLMSettings:
-        """Settings with the provider's model split; prices keep the merged default table."""
-        return cls.model_validate({"provider": provider, "models": default_models(provider), **overrides})
+        """Settings with the provider's model split (and, for a local server, its longer timeouts); prices
+        keep the merged default table."""
+        settings = cls.model_validate({"provider": provider, "models": default_models(provider), **overrides})
+        if get_preset(provider).local:
+            settings = cls.model_validate(local_timeouts(settings.model_dump(mode="json")))
+        return settings
 
     def model_for(self, role: AgentRole) -> str:
         """The model id this role calls."""

@@ -160,6 +160,8 @@ def _write(
             "gaps": split.gaps,
             "duplicates": split.duplicates,
             "warnings": split.warnings,
+            # The places the split was unsure of, as the author saw (and maybe adjusted) them.
+            "notes": [{"kind": n.kind, "chapter": n.chapter, "message": n.message} for n in split.notes],
         }
         kept[REPORT_FILE] = json.dumps(report, ensure_ascii=False, indent=2) + "\n"
         for rel, text in kept.items():

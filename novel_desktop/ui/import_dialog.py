@@ -1,15 +1,24 @@
 """The import preview: what a manuscript splits into, shown before anything is written (the same split as
 ``novel import-text``). The author sees each detected volume and chapter with its 字数, what was kept aside
 (text before the first chapter, trailing boilerplate), the numbering gaps and duplicates, and the encoding;
-``导入…`` goes on to choose where the new novel is saved, ``取消`` writes nothing."""
+``导入…`` goes on to choose where the new novel is saved, ``取消`` writes nothing.
+
+Every place the split was unsure of (``SplitResult.notes``: a merged repeated heading, a heading joined from
+two lines, a very short or long chapter, a heading-like line left in the text, a guessed encoding) is marked:
+the chapter's row says what to check (tooltip: why) and the list below names each place; choosing one selects
+its chapter. A chapter title can be corrected in place (double-click); the correction is written into the
+split the dialog was given, so the import stores the title the author accepted."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -17,6 +26,8 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QListWidget,
+    QListWidgetItem,
     QPushButton,
     QTreeWidget,
     QTreeWidgetItem,
@@ -25,12 +36,25 @@ from PySide6.QtWidgets import (
 )
 
 from novel_desktop.domain.text import count_chars
-from novel_desktop.i18n import tr
+from novel_desktop.i18n import language, tr
 
 if TYPE_CHECKING:
-    from novel_desktop.domain.manuscript import Manuscript, SplitResult
+    from novel_desktop.domain.manuscript import Manuscript, NoteKind, SplitNote, SplitResult
 
 _PREVIEW_CHARS = 60
+_CHAPTER_ROLE = Qt.ItemDataRole.UserRole
+_NOTE_ROLE = Qt.ItemDataRole.UserRole + 1
+_NOTED_BACKGROUND = QColor(255, 236, 200)
+_NOTED_FOREGROUND = QColor(122, 72, 0)
+#: The short label of each kind of unsure place, for the chapter's 请检查 cell.
+_NOTE_LABELS: dict[NoteKind, str] = {
+    "merged_heading": "重复标题已合并",
+    "joined_heading": "两行标题已合并",
+    "short_chapter": "过短",
+    "long_chapter": "过长",
+    "unsplit_heading": "含疑似标题",
+    "encoding": "编码为推测",
+}
 
 
 def _preview(text: str) -> str:
@@ -71,24 +95,48 @@ class ImportPreviewDialog(QDialog):
         layout.addLayout(form)
 
         self.tree = QTreeWidget()
-        self.tree.setHeaderLabels([tr("章节"), tr("字数")])
+        self.tree.setHeaderLabels([tr("章节"), tr("字数"), tr("请检查")])
         self.tree.setRootIsDecorated(bool(split.volumes))
+        self.tree.setToolTip(tr("双击章节标题可以修改"))
         header = self.tree.header()
         header.setStretchLastSection(False)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        self._rows: dict[int, QTreeWidgetItem] = {}  # chapter number -> its row
         self._fill_tree()
-        layout.addWidget(self.tree, 1)
+        self.tree.setEditTriggers(QTreeWidget.EditTrigger.NoEditTriggers)
+        self.tree.itemDoubleClicked.connect(self._on_tree_item_double_clicked)
+        self.tree.itemChanged.connect(self._on_tree_item_changed)
+        layout.addWidget(self.tree, 3)
+
+        self.notes_label = QLabel()
+        self.notes_list = QListWidget()
+        self.notes_list.setWordWrap(True)
+        self.notes_list.setTextElideMode(Qt.TextElideMode.ElideNone)
+        self.notes_list.setStyleSheet("color: #7a4800;")
+        self.notes_list.currentItemChanged.connect(self._on_notes_list_current_changed)
+        self._fill_notes()
+        layout.addWidget(self.notes_label)
+        layout.addWidget(self.notes_list, 1)
+        self.unjoin_button = QPushButton(tr("拆回两行"))
+        self.unjoin_button.setToolTip(tr("标题下一行其实是正文：把它放回正文，标题只留“第X章”"))
+        self.unjoin_button.setEnabled(False)
+        self.unjoin_button.setVisible(any(n.kind == "joined_heading" for n in split.notes))
+        self.unjoin_button.clicked.connect(self._on_unjoin_button_clicked)
+        layout.addWidget(self.unjoin_button, 0, Qt.AlignmentFlag.AlignLeft)
 
         self.aside_label = QLabel(self._aside_text())
         self.aside_label.setWordWrap(True)
         self.aside_label.setStyleSheet("color: palette(dark);")
         layout.addWidget(self.aside_label)
 
-        self.warnings_label = QLabel("\n".join(f"⚠ {w}" for w in split.warnings))
+        noted = {n.message for n in split.notes}
+        others = [w for w in split.warnings if w not in noted]
+        self.warnings_label = QLabel("\n".join(f"⚠ {w}" for w in others))
         self.warnings_label.setWordWrap(True)
         self.warnings_label.setStyleSheet("color: #9a5b00;")
-        self.warnings_label.setVisible(bool(split.warnings))
+        self.warnings_label.setVisible(bool(others))
         layout.addWidget(self.warnings_label)
 
         if not split.chapters:
@@ -122,9 +170,118 @@ class ImportPreviewDialog(QDialog):
                     item.setExpanded(True)
                     parents[chapter.volume] = item
                 parent = parents[chapter.volume]
-            row = QTreeWidgetItem(parent, [chapter.title, f"{chapter.chars:,}"])
+            notes = self.split.notes_for(chapter.number)
+            labels = dict.fromkeys(tr(_NOTE_LABELS[n.kind]) for n in notes)
+            row = QTreeWidgetItem(
+                parent, [chapter.title, f"{chapter.chars:,}", ("⚠ " + "、".join(labels)) if notes else ""]
+            )
             row.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            row.setData(0, _CHAPTER_ROLE, chapter.number)
+            row.setFlags(row.flags() | Qt.ItemFlag.ItemIsEditable)
+            if notes:
+                for column in range(3):
+                    row.setBackground(column, QBrush(_NOTED_BACKGROUND))
+                    row.setForeground(column, QBrush(_NOTED_FOREGROUND))
+                    row.setToolTip(column, "\n".join(n.message for n in notes))
+            self._rows[chapter.number] = row
         self.tree.expandAll()
+
+    def _fill_notes(self) -> None:
+        # In reading order: the whole-file notes first, then chapter by chapter.
+        notes = sorted(self.split.notes, key=lambda n: (-1 if n.chapter is None else n.chapter, n.offset))
+        self.notes_label.setText(
+            tr("有 {n} 处需要确认：选中一处可定位到它的章节；标题不对可双击修改。").format(n=len(notes))
+        )
+        for note in notes:
+            item = QListWidgetItem(self._note_text(note))
+            item.setToolTip(note.message)
+            item.setData(_CHAPTER_ROLE, note.chapter)
+            item.setData(_NOTE_ROLE, note)
+            self.notes_list.addItem(item)
+        self.notes_label.setVisible(bool(notes))
+        self.notes_list.setVisible(bool(notes))
+
+    def _note_text(self, note: SplitNote) -> str:
+        where = tr("第 {n} 章").format(n=note.chapter) if note.chapter is not None else tr("整个文件")
+        message = note.message
+        if language() == "en":
+            # The split's messages are "中文 (English)": one language at a time, the whole one in the tooltip.
+            english = re.search(r"\(([^()]*)\)\s*$", message)
+            message = english.group(1) if english else message
+        return "⚠ " + tr("{where} · {label}：{message}").format(
+            where=where, label=tr(_NOTE_LABELS[note.kind]), message=message
+        )
+
+    def noted_rows(self) -> dict[str, str]:
+        """Chapter title -> its 请检查 cell, for every chapter the split was unsure of."""
+        return {row.text(0): row.text(2) for row in self._rows.values() if row.text(2).startswith("⚠")}
+
+    def _on_notes_list_current_changed(self, item: QListWidgetItem | None, _previous: object) -> None:
+        chapter = item.data(_CHAPTER_ROLE) if item is not None else None
+        row = self._rows.get(chapter) if isinstance(chapter, int) else None
+        if row is not None:
+            self.tree.setCurrentItem(row)
+            self.tree.scrollToItem(row)
+        note = item.data(_NOTE_ROLE) if item is not None else None
+        self.unjoin_button.setEnabled(note in self.split.notes and note.kind == "joined_heading")
+
+    def _on_unjoin_button_clicked(self) -> None:
+        item = self.notes_list.currentItem()
+        note = item.data(_NOTE_ROLE) if item is not None else None
+        if note is not None and note.kind == "joined_heading":
+            self.unjoin(note)
+
+    def unjoin(self, note: SplitNote) -> None:
+        """Undo a joined two-line heading: the second line goes back to the chapter's text, the title keeps
+        only the first line (第六章). Nothing is lost: heading and text still cover the source."""
+        for i, chapter in enumerate(self.split.chapters):
+            if chapter.number != note.chapter:
+                continue
+            first, _, rest = chapter.heading.partition("\n")
+            if not rest.strip():
+                return
+            title = chapter.title.rsplit(" ", 1)[0] if " " in chapter.title else chapter.title
+            text = f"{rest.strip()}\n\n{chapter.text}" if chapter.text else rest.strip()
+            chapter = self.split.chapters[i] = replace(chapter, title=title, heading=first, text=text)
+            self.split.notes.remove(note)
+            if note.message in self.split.warnings:
+                self.split.warnings.remove(note.message)
+            row = self._rows[chapter.number]
+            labels = dict.fromkeys(tr(_NOTE_LABELS[n.kind]) for n in self.split.notes_for(chapter.number))
+            self.tree.blockSignals(True)
+            row.setText(0, chapter.title)
+            row.setText(1, f"{chapter.chars:,}")
+            row.setText(2, ("⚠ " + "、".join(labels)) if labels else tr("已拆回两行"))
+            if not labels:
+                for column in range(3):
+                    row.setBackground(column, QBrush())
+                    row.setForeground(column, QBrush())
+            self.tree.blockSignals(False)
+            current = self.notes_list.currentItem()
+            if current is not None:
+                current.setText("✓ " + tr("已拆回两行：{title}").format(title=chapter.title))
+            self.unjoin_button.setEnabled(False)
+            return
+
+    def _on_tree_item_double_clicked(self, item: QTreeWidgetItem, _column: int) -> None:
+        if isinstance(item.data(0, _CHAPTER_ROLE), int):
+            self.tree.editItem(item, 0)  # only the title is the author's to change
+
+    def _on_tree_item_changed(self, item: QTreeWidgetItem, column: int) -> None:
+        number = item.data(0, _CHAPTER_ROLE)
+        if column != 0 or not isinstance(number, int):
+            return
+        title = " ".join(item.text(0).split())
+        for i, chapter in enumerate(self.split.chapters):
+            if chapter.number == number:
+                if title and title != chapter.title:
+                    chapter = self.split.chapters[i] = replace(chapter, title=title)
+                # An emptied title goes back to what the split found; the size counts the new title.
+                self.tree.blockSignals(True)
+                item.setText(0, chapter.title)
+                item.setText(1, f"{chapter.chars:,}")
+                self.tree.blockSignals(False)
+                break
 
     def _aside_text(self) -> str:
         lines = []

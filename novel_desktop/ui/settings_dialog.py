@@ -10,7 +10,6 @@ is never written to a settings file or logged.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -37,8 +36,6 @@ from PySide6.QtWidgets import (
 
 from novel_desktop.controllers.jobs import Job, JobRunner
 from novel_desktop.controllers.settings_controller import (
-    ENV_API_KEY,
-    ENV_BASE_URL,
     PRESETS,
     AgentRole,
     ConnectionResult,
@@ -50,9 +47,9 @@ from novel_desktop.controllers.settings_controller import (
     check_connection,
     default_models,
     get_preset,
-    key_source,
     load_app_settings,
     load_settings,
+    local_timeouts,
     parse_price_rows,
     save_keys,
     save_settings_and_language,
@@ -60,7 +57,8 @@ from novel_desktop.controllers.settings_controller import (
 )
 from novel_desktop.i18n import tr
 from novel_desktop.ui.agent_names import ROLE_NAMES
-from novel_desktop.ui.session_key import offer_session_key, session_key_note
+from novel_desktop.ui.provider_notes import base_url_note, key_note, needs_key, with_note
+from novel_desktop.ui.session_key import offer_session_key
 
 log = logging.getLogger(__name__)
 
@@ -170,7 +168,7 @@ class SettingsDialog(QDialog):
         self.base_url_note = QLabel()
         self.base_url_note.setWordWrap(True)
         self.base_url_note.setStyleSheet(_NOTE_STYLE)
-        form.addRow(tr("服务地址（Base URL）"), self._with_note(self.base_url_edit, self.base_url_note))
+        form.addRow(tr("服务地址（Base URL）"), with_note(self.base_url_edit, self.base_url_note))
 
         key_row = QHBoxLayout()
         key_row.setContentsMargins(0, 0, 0, 0)
@@ -189,7 +187,9 @@ class SettingsDialog(QDialog):
         self.key_note = QLabel()
         self.key_note.setWordWrap(True)
         self.key_note.setStyleSheet(_NOTE_STYLE)
-        form.addRow(tr("API Key"), self._with_note(key_box, self.key_note))
+        self.key_field = with_note(key_box, self.key_note)
+        self._service_form = form
+        form.addRow(tr("API Key"), self.key_field)
 
         outer.addSpacing(8)
         test_row = QHBoxLayout()
@@ -208,17 +208,6 @@ class SettingsDialog(QDialog):
         outer.addWidget(self.result_label)
         outer.addStretch(1)
         return page
-
-    @staticmethod
-    def _with_note(field: QWidget, note: QLabel) -> QWidget:
-        """A field with a small explanatory line under it, as one form cell."""
-        box = QWidget()
-        layout = QVBoxLayout(box)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(2)
-        layout.addWidget(field)
-        layout.addWidget(note)
-        return box
 
     def _build_models_tab(self) -> QWidget:
         page = QWidget()
@@ -386,6 +375,8 @@ class SettingsDialog(QDialog):
             models={role.value: model for role, model in models.items()},
             prices={model: price.model_dump() for model, price in prices.items()},
         )
+        if preset.local and self._settings.provider != preset.id:
+            data = local_timeouts(data)  # a local model may need minutes where a cloud one needs seconds
         return LLMSettings.model_validate(data)
 
     def _show_error(self, message: str, *, tab: int | None = None, focus: QWidget | None = None) -> None:
@@ -399,8 +390,9 @@ class SettingsDialog(QDialog):
     # ------------------------------------------------------------------ provider and key
     def _stored_key(self, provider: str) -> str:
         if provider not in self._stored_keys:
-            # Only the keyring's key is shown: a key from the environment is not the dialog's to edit.
-            self._stored_keys[provider] = stored_key(provider)
+            # Only the keyring's key is shown: a key from the environment is not the dialog's to edit. A local
+            # server has none: its keyring entry is never read.
+            self._stored_keys[provider] = stored_key(provider) if needs_key(provider) else ""
         return self._stored_keys[provider]
 
     def _load_provider(self, provider: str, *, initial: bool = False) -> None:
@@ -414,30 +406,10 @@ class SettingsDialog(QDialog):
         self._update_notes()
 
     def _update_notes(self) -> None:
-        preset = get_preset(self.provider)
-        if os.environ.get(ENV_BASE_URL):
-            self.base_url_note.setText(
-                tr("注意：环境变量 {env} 已设置为 {url}，写作时以它为准。").format(
-                    env=ENV_BASE_URL, url=os.environ[ENV_BASE_URL]
-                )
-            )
-        else:
-            self.base_url_note.setText(tr("预设地址：{url}").format(url=preset.base_url))
-        source = key_source(self.provider)
-        if source == "env":
-            note = tr(
-                "当前使用环境变量 {env} 中的密钥（优先于系统钥匙串）。在此填写的密钥会存入钥匙串，"
-                "但在取消该环境变量之前不会被使用。"
-            ).format(env=ENV_API_KEY)
-        elif source == "keyring":
-            note = tr("密钥保存在系统钥匙串中，不会写入任何设置文件。清空后按“确定”即删除。")
-        elif source == "session":
-            note = session_key_note(ENV_API_KEY)
-        else:
-            note = tr("尚未保存密钥。{help}；按“确定”后存入系统钥匙串，不会写入任何设置文件。").format(
-                help=tr(preset.key_help)
-            )
-        self.key_note.setText(note)
+        self.base_url_note.setText(base_url_note(self.provider))
+        # A local model server checks no key: no key row at all.
+        self._service_form.setRowVisible(self.key_field, needs_key(self.provider))
+        self.key_note.setText(key_note(self.provider))
         model = self.models().get(TEST_ROLE, "")
         self.test_model_label.setText(
             tr("将调用“{role}”的模型 {model}").format(role=tr(ROLE_NAMES[TEST_ROLE]), model=model or "—")
@@ -445,7 +417,10 @@ class SettingsDialog(QDialog):
         known = set()
         for row in range(self.prices_table.rowCount()):
             known.add(self._cell(row, 0))
-        missing = sorted({m for m in self.models().values() if m and m not in known})
+        # A local model costs nothing: no price to miss.
+        missing = sorted(
+            {m for m in self.models().values() if m and m not in known and needs_key(self.provider)}
+        )
         self.missing_price_label.setText(
             tr("这些模型没有价格，花费会按 0 计：{models}").format(models="、".join(missing))
             if missing

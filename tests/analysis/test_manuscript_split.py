@@ -300,6 +300,7 @@ def test_dry_run_json_shape() -> None:
         "trailing_chars",
         "encoding",
         "warnings",
+        "notes",
     }
     assert data["chapters"][:2] == [
         {"number": 0, "title": "楔子", "chars": 21},

@@ -42,6 +42,7 @@ def test_dry_run_json_prints_the_split_and_writes_nothing(
         "trailing_chars",
         "encoding",
         "warnings",
+        "notes",
     ]
     assert [set(c) for c in data["chapters"]] == [{"number", "title", "chars"}] * 6
     assert [c["number"] for c in data["chapters"]] == [0, 1, 2, 3, 4, 5]

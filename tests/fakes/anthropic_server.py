@@ -199,9 +199,21 @@ class _ClientGone(Exception):
 class FakeAnthropicServer:
     """The fake Messages API; see the module docstring. Thread-safe scripting and inspection."""
 
-    def __init__(self, *, api_key: str | None = None, default_reply: Reply | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        api_key: str | None = None,
+        default_reply: Reply | None = None,
+        require_key: bool = True,
+        models: set[str] | None = None,
+    ) -> None:
         #: When set, any other key gets a 401; when None any non-empty key is accepted.
         self.api_key = api_key
+        #: False: a local server (Ollama, llama.cpp) that checks no key at all; the headers are still recorded.
+        self.require_key = require_key
+        #: When set, a request for any other model gets Ollama's answer for a model it has not pulled:
+        #: 404 not_found_error "model '<name>' not found".
+        self.models = models
         self.default_reply = default_reply or Reply()
         self.requests: list[RecordedRequest] = []
         #: The usage the server reported for each message, as far as the client received it (a stream the
@@ -410,7 +422,10 @@ class _Handler(BaseHTTPRequestHandler):
         if path not in ("/v1/messages", "/v1/messages/batches"):
             self._send_error(404, "not_found_error", f"no route {path}")
             return
-        if not self._authorized(headers):
+        if self.owner.require_key and not self._authorized(headers):
+            return
+        if self.owner.models is not None and body.get("model") not in self.owner.models:
+            self._send_error(404, "not_found_error", f"model '{body.get('model')}' not found")
             return
         if path == "/v1/messages/batches":
             self._create_batch(body)
@@ -548,7 +563,7 @@ class _Handler(BaseHTTPRequestHandler):
         if len(parts) not in (4, 5) or parts[:3] != ["v1", "messages", "batches"]:
             self._send_error(404, "not_found_error", f"no route {path}")
             return
-        if not self._authorized(headers):
+        if self.owner.require_key and not self._authorized(headers):
             return
         with self.owner._lock:
             entry = self.owner.batches.get(parts[3])

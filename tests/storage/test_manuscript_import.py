@@ -56,6 +56,9 @@ def test_import_writes_chapters_volumes_and_kept_aside_parts(novel_path: Path) -
         report = json.loads(store.extra_file(REPORT_FILE) or b"{}")
         assert report["source"] == "web_novel.txt"
         assert any("合并为一章" in w for w in report["warnings"])
+        assert {(n["kind"], n["chapter"]) for n in report["notes"]} >= {("merged_heading", 4)}
+        # The repeated heading is the chapter's heading, once: its copy is not in the text.
+        assert (store.chapter_text(4) or "").count("第4章") == 1
 
         checkpoint = store.checkpoint()
         assert checkpoint["last_completed_chapter"] == 5

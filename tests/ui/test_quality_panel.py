@@ -308,6 +308,7 @@ def test_the_english_catalogue_covers_the_panel_and_the_settings_with_the_same_s
         "ui/quality_trend.py",
         "ui/quality_text.py",
         "ui/settings_dialog.py",
+        "ui/provider_notes.py",
         "ui/session_key.py",
         "controllers/settings_controller.py",
     ):
