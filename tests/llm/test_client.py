@@ -35,7 +35,8 @@ from tests.fakes.anthropic_server import TEST_KEY, FakeAnthropicServer, Reply
 T = TypeVar("T")
 
 SYSTEM = [
-    PromptBlock("你是一名网文作家。" * 40, cache=True),
+    # Above Sonnet's 1,024-token minimum cacheable prefix, as a real writer's instructions are.
+    PromptBlock("你是一名网文作家。" * 130, cache=True),
     PromptBlock("风格档案：短句，口语化。" * 20, cache=True),
     PromptBlock("本章写林风进城。"),
 ]
