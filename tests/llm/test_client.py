@@ -107,7 +107,7 @@ def test_default_split_sends_cheap_model_for_bulk_roles(
     for role in (AgentRole.style_refiner, AgentRole.reviser, AgentRole.plot_architect):
         run(call(role), settings, server)
     models = [r.body["model"] for r in server.requests]
-    assert models == ["claude-sonnet-4-6"] * 3 + ["claude-opus-4-6"] * 3
+    assert models == ["claude-sonnet-4-6"] + ["claude-haiku-4-5"] * 3 + ["claude-opus-4-6"] * 2
 
 
 def test_cache_breakpoints_on_stable_blocks_only(server: FakeAnthropicServer, settings: LLMSettings) -> None:
