@@ -242,7 +242,6 @@ def review_system_values(facts: NovelFacts) -> dict[str, str]:
     (agents/review_prefix.py), the same values their own contexts give those slots."""
     profile = platform_profile(facts.platform)
     return {
-        "entity_roster": facts.entity_roster(),
         "storylines_overview": facts.storylines_overview(),
         "platform_profile": profile.describe(),
         "dimension_weights": profile.weights_text(),
