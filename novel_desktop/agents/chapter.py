@@ -153,7 +153,7 @@ class LLMChapterAgents:
                 self.client,
                 role,
                 system,
-                [review_turn(prompt, text)],
+                [review_turn(prompt, text, fact_sheet.review_shared_values(facts, text))],
                 model,
                 what=what,
                 on_text=lambda _t: started.set(),

@@ -254,6 +254,19 @@ def review_system_values(facts: NovelFacts) -> dict[str, str]:
     }
 
 
+def review_shared_values(facts: NovelFacts, text: str) -> dict[str, str]:
+    """The per-chapter facts the review agents share, sent once before the chapter (review_prefix): the
+    same values their own contexts give these slots."""
+    return {
+        "storyline_whitelist": whitelist_text(facts),
+        "entity_roster": facts.entity_roster(),
+        "chapter_outline": facts.chapter_outline,
+        "chapter_contract": facts.chapter_contract_text(),
+        "character_contracts": facts.character_contracts(),
+        "analysis_facts": analysis_facts(facts, text),
+    }
+
+
 def judge_context(facts: NovelFacts, text: str) -> dict[str, str]:
     prev = facts.recent[-1:] if facts.recent else []
     profile = platform_profile(facts.platform)

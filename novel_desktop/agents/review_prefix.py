@@ -5,8 +5,8 @@ first of them writes the prefix to the prompt cache and the others read it; the 
 are read from the previous chapter's calls.
 
 The model reads, for each agent, its whole template (``prompts/<agent>.md``): its instructions in the first
-system block, its stable context in the second, its task (with the chapter quoted above rather than again)
-in the last user block.
+system block, its stable context in the second, its task in the last user block, where the chapter and the
+per-chapter facts several agents read (:data:`SHARED_SLOTS`) are pointed to above rather than sent again.
 """
 
 from __future__ import annotations
@@ -49,14 +49,36 @@ def review_system(values: Mapping[str, str]) -> list[str]:
     return ["\n\n".join(instructions), "\n\n".join(bible)]
 
 
-def review_turn(prompt: RenderedPrompt, chapter: str) -> dict[str, Any]:
-    """The user turn: the chapter (cache-marked, the end of the shared prefix), then the agent's task with
-    the chapter quoted above instead of again."""
+#: Per-chapter facts more than one review agent reads, sent once before the chapter (their headings there).
+SHARED_SLOTS: dict[str, str] = {
+    "storyline_whitelist": "故事线白名单",
+    "entity_roster": "实体名册（slug ↔ 显示名）",
+    "chapter_outline": "本章大纲",
+    "chapter_contract": "L3 章节契约",
+    "character_contracts": "角色档案与 L2 契约（本章出场角色）",
+    "analysis_facts": "程序检测结果（确定性统计）",
+}
+
+
+def _quote_once(task: str, value: str, pointer: str) -> str:
+    value = value.strip()
+    at = task.rfind(value) if value else -1
+    return task[:at] + pointer + task[at + len(value) :] if at >= 0 else task
+
+
+def review_turn(prompt: RenderedPrompt, chapter: str, shared: Mapping[str, str]) -> dict[str, Any]:
+    """The user turn: this chapter's shared facts (``shared``: :data:`SHARED_SLOTS` values) and the chapter
+    (cache-marked, the end of the shared prefix), then the agent's task with both quoted above instead of
+    sent again."""
     body = chapter.strip()
-    task = prompt.user
-    at = task.rfind(body) if body else -1
-    if at >= 0:
-        task = task[:at] + QUOTED + task[at + len(body) :]
+    task = _quote_once(prompt.user, body, QUOTED)
+    facts = []
+    for slot, heading in SHARED_SLOTS.items():
+        value = (shared.get(slot) or "").strip() or "（无）"
+        facts.append(f"## {heading}\n{value}")
+        if slot in prompt.values:
+            task = _quote_once(task, prompt.values[slot], f"（见上方「本章资料」中的{heading}）")
+    head_block = "# 本章资料\n" + "\n\n".join(facts) + "\n\n"
     title = TITLES.get(prompt.template, prompt.template)
     head = f"# 本次任务：{title}\n只按上面「{title}」一节的规范和输出格式作答。\n\n"
     return {
@@ -64,7 +86,7 @@ def review_turn(prompt: RenderedPrompt, chapter: str) -> dict[str, Any]:
         "content": [
             {
                 "type": "text",
-                "text": CHAPTER_HEAD + body + CHAPTER_TAIL,
+                "text": head_block + CHAPTER_HEAD + body + CHAPTER_TAIL,
                 "cache_control": {"type": "ephemeral"},
             },
             {"type": "text", "text": "\n\n" + head + task},
@@ -100,4 +122,4 @@ class PrefixGate:
             started.set()
 
 
-__all__ = ["REVIEW_TEMPLATES", "PrefixGate", "review_system", "review_turn"]
+__all__ = ["REVIEW_TEMPLATES", "SHARED_SLOTS", "PrefixGate", "review_system", "review_turn"]

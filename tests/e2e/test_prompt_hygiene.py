@@ -173,7 +173,7 @@ def test_the_chapter_is_one_cached_block_the_later_calls_send_identically(
     polish = fake.requests_for("style_refiner")[-1]
     summarizer = fake.requests_for("summarizer")[-1]
     [judged] = chapter_blocks(judge)
-    assert judged.startswith("# 本章正文\n<chapter>\n# 第5章")
+    assert judged.startswith("# 本章资料\n") and "# 本章正文\n<chapter>\n# 第5章" in judged
     # One prefix for every call after the writer: the same system blocks (every agent's instructions, then
     # the bible), then the chapter as the first user block; each agent's task only after it.
     for request in (second, polish, summarizer):
