@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar, cast
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from novel_desktop.agents import facts as fact_sheet
 from novel_desktop.agents.calls import call_record, structured_call, system_blocks
@@ -35,6 +35,7 @@ from novel_desktop.agents.ports import (
     SummaryOutput,
     WriteMode,
 )
+from novel_desktop.agents.review_prefix import PrefixGate, review_system, review_turn
 from novel_desktop.agents.templates import RenderedPrompt, render_template
 from novel_desktop.agents.writer_budget import Cut, fit_writer_prompt
 from novel_desktop.domain.common import SeedModel
@@ -46,12 +47,14 @@ from novel_desktop.domain.refine import MAX_CHANGE_RATIO, RefineEdits
 from novel_desktop.domain.summary import ChapterSummary, cross_reference
 from novel_desktop.llm.client import LLMClient
 from novel_desktop.llm.roles import AgentRole
+from novel_desktop.llm.structured import call_structured
 
 _HINTS_BLOCK = re.compile(r"\n*```(?:json)?\s*\n(\{.*?\})\s*\n```\s*\Z", re.S)
 _HEADING = re.compile(r"^\s*#\s*第")
 
 
 F = TypeVar("F", bound=Callable[..., Coroutine[Any, Any, Any]])
+M = TypeVar("M", bound=BaseModel)
 
 
 def _on_chapter(fn: F) -> F:
@@ -109,6 +112,7 @@ class LLMChapterAgents:
         self.recorder = recorder if recorder is not None else recorder_for(store)
         self._facts: NovelFacts | None = None
         self._hints: dict[int, str] = {}
+        self._gate = PrefixGate()
 
     async def _load(self, chapter: int) -> NovelFacts:
         if self._facts is None or self._facts.chapter != chapter:
@@ -143,6 +147,27 @@ class LLMChapterAgents:
             agent, round_, prompt, role=role.value, model=model, facts=facts, cuts=cuts or (), budget=budget
         )
         await asyncio.to_thread(self.recorder.record, facts.chapter, entry)
+
+    async def _review_call(
+        self, facts: NovelFacts, role: AgentRole, prompt: RenderedPrompt, model: type[M], what: str, text: str
+    ) -> AgentResult[M]:
+        """A call after the writer with the shared prefix (agents/review_prefix.py): the agents' instructions,
+        the bible, then the chapter; this agent's task last. Waits for a call of the same prefix already
+        under way to begin its response, so it reads the prefix instead of writing it again."""
+        system = system_blocks(review_system(fact_sheet.review_system_values(facts)))
+        async with self._gate.turn(self.client.settings.model_for(role), text) as started:
+            result = await call_structured(
+                self.client,
+                role,
+                system,
+                [review_turn(prompt, text, fact_sheet.review_shared_values(facts, text))],
+                model,
+                what=what,
+                on_text=lambda _t: started.set(),
+            )
+        return AgentResult(
+            result.value, [call_record(self.client, r) for r in result.responses], list(result.warnings)
+        )
 
     async def _round(self, chapter: int) -> tuple[int, bool]:
         """The chapter's current round and whether the judge has seen it (from the staged record)."""
@@ -213,8 +238,8 @@ class LLMChapterAgents:
         await self._note(
             facts, "summarizer", (await self._round(brief.chapter))[0], prompt, AgentRole.summarizer
         )
-        result = await structured_call(
-            self.client, AgentRole.summarizer, prompt, SummarizerReply, what="摘要与状态补丁", chapter=text
+        result = await self._review_call(
+            facts, AgentRole.summarizer, prompt, SummarizerReply, "摘要与状态补丁", text
         )
         if result.value is None:
             return AgentResult(None, result.calls, result.warnings)
@@ -256,8 +281,8 @@ class LLMChapterAgents:
         prompt = render_template("style_refiner", context)
         round_, judged = await self._round(brief.chapter)
         await self._note(facts, "polish" if judged else "refiner", round_, prompt, AgentRole.style_refiner)
-        return await structured_call(
-            self.client, AgentRole.style_refiner, prompt, RefineEdits, what="润色修改清单", chapter=text
+        return await self._review_call(
+            facts, AgentRole.style_refiner, prompt, RefineEdits, "润色修改清单", text
         )
 
     @_on_chapter
@@ -281,7 +306,7 @@ class LLMChapterAgents:
         role = AgentRole.judge_secondary if secondary else AgentRole.quality_judge
         round_ = (await self._round(brief.chapter))[0]
         await self._note(facts, "judge2" if secondary else "judge", round_, prompt, role)
-        result = await structured_call(self.client, role, prompt, Evaluation, what="评审结果", chapter=text)
+        result = await self._review_call(facts, role, prompt, Evaluation, "评审结果", text)
         if result.value is not None:
             weights = platform_profile(facts.platform).weights
             result.value = finish_evaluation(result.value, brief.chapter, weights)

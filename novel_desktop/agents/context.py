@@ -178,10 +178,13 @@ class NovelFacts:
         )
 
     def volume_outline(self) -> str:
-        """The volume outline; for a long one, the sections around this chapter."""
+        """The volume outline; for a long one, the sections around this chapter: a window that moves in steps
+        of four chapters (at least three before and three after this one), so that consecutive chapters send
+        the same block and the writer reads it from the prompt cache (issue 18)."""
         if estimate_tokens(self.outline) <= _OUTLINE_TOKENS:
             return self.outline
-        near = [self.sections[c] for c in sorted(self.sections) if abs(c - self.chapter) <= 3]
+        base = (self.chapter - 1) // 4 * 4
+        near = [self.sections[c] for c in sorted(self.sections) if base - 2 <= c < base + 8]
         head = self.outline.split("\n## ", 1)[0] if "\n## " in self.outline else ""
         return trim_to_tokens(
             head.strip() + "\n\n（本卷大纲较长，以下为本章前后几章）\n\n" + "\n\n".join(near),

@@ -237,6 +237,36 @@ def opening_checklist(facts: NovelFacts, text: str) -> str:
     )
 
 
+def review_system_values(facts: NovelFacts) -> dict[str, str]:
+    """The system slots of the summarizer, refiner and judge templates: the stable prefix they share
+    (agents/review_prefix.py), the same values their own contexts give those slots."""
+    profile = platform_profile(facts.platform)
+    return {
+        "storylines_overview": facts.storylines_overview(),
+        "platform_profile": profile.describe(),
+        "dimension_weights": profile.weights_text(),
+        "style_profile": facts.style_profile_text(),
+        "writing_directives": facts.writing_directives(),
+        "ai_blacklist": facts.blacklist_text(blacklist_words(facts)),
+        "world_rules": facts.all_rules(),
+        "storyline_spec": facts.storyline_spec_text(),
+        "storyline_schedule": json.dumps(facts.schedule, ensure_ascii=False) if facts.schedule else "",
+    }
+
+
+def review_shared_values(facts: NovelFacts, text: str) -> dict[str, str]:
+    """The per-chapter facts the review agents share, sent once before the chapter (review_prefix): the
+    same values their own contexts give these slots."""
+    return {
+        "storyline_whitelist": whitelist_text(facts),
+        "entity_roster": facts.entity_roster(),
+        "chapter_outline": facts.chapter_outline,
+        "chapter_contract": facts.chapter_contract_text(),
+        "character_contracts": facts.character_contracts(),
+        "analysis_facts": analysis_facts(facts, text),
+    }
+
+
 def judge_context(facts: NovelFacts, text: str) -> dict[str, str]:
     prev = facts.recent[-1:] if facts.recent else []
     profile = platform_profile(facts.platform)

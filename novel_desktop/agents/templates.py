@@ -48,6 +48,7 @@ __all__ = [
     "load_template",
     "parse_template",
     "render",
+    "render_system",
     "render_template",
 ]
 
@@ -317,3 +318,14 @@ def render_template(
 ) -> RenderedPrompt:
     """Load ``prompts/<name>.md`` and render it with ``context`` (see :func:`render`)."""
     return render(load_template(name, directory), context, allow_unknown=allow_unknown)
+
+
+def render_system(template: PromptTemplate, context: Mapping[str, str]) -> list[str]:
+    """Only the system blocks of ``template``, filled from ``context`` (which may hold other keys): the
+    stable part, for a prefix several templates share (agents/review_prefix.py). Raises
+    :class:`MissingSlotError` for a system slot without a value."""
+    missing = [slot for slot in template.system_slots if slot not in context]
+    if missing:
+        raise MissingSlotError(template.name, missing)
+    values = {slot: (context[slot].strip() or EMPTY_VALUE) for slot in template.system_slots}
+    return [_fill(template.name, section, values) for section in template.system_sections]

@@ -35,6 +35,9 @@ class ProviderPreset:
     #: the breakpoints are sent anyway and ignored).
     supports_prompt_caching: bool
     supports_batches: bool
+    #: A third, fast and cheap tier for the per-chapter bulk (FAST_ROLES); None: those roles keep the
+    #: strong/cheap split.
+    fast_model: str | None = None
     #: Default prices of the preset's models.
     prices: dict[str, ModelPrice] = field(default_factory=dict)
     key_help: str = ""
@@ -62,6 +65,10 @@ ANTHROPIC = ProviderPreset(
     base_url="https://api.anthropic.com",
     strong_model="claude-opus-4-6",
     cheap_model="claude-sonnet-4-6",
+    # Issue 18 over the seed's table: at 1 token per 汉字 the writer's ~3,000 output tokens on Sonnet are
+    # ~$0.045 and a 1.7K-token Sonnet judge another $0.026, so a chapter cannot cost <= $0.08 unless the
+    # summarizer, the refiner and the ordinary judge run on Haiku (the key-chapter judge stays on Opus).
+    fast_model="claude-haiku-4-5",
     supports_prompt_caching=True,
     supports_batches=True,
     prices={

@@ -58,3 +58,10 @@ STRONG_ROLES: frozenset[AgentRole] = frozenset(
         AgentRole.consistency_auditor,
     }
 )
+
+
+#: The per-chapter bulk after the writer, on the provider's fast tier when it has one (issue 18: the
+#: summarizer, the refiner and the ordinary judge share one cached prefix, so they share one model).
+FAST_ROLES: frozenset[AgentRole] = frozenset(
+    {AgentRole.summarizer, AgentRole.style_refiner, AgentRole.quality_judge}
+)

@@ -17,7 +17,7 @@ from typing import NamedTuple
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from novel_desktop.llm.providers import DEFAULT_PROVIDER, ModelPrice, default_prices, get_preset
-from novel_desktop.llm.roles import STRONG_ROLES, AgentRole
+from novel_desktop.llm.roles import FAST_ROLES, STRONG_ROLES, AgentRole
 
 log = logging.getLogger(__name__)
 
@@ -69,9 +69,16 @@ def local_timeouts(data: dict[str, object]) -> dict[str, object]:
 
 
 def default_models(provider: str = DEFAULT_PROVIDER) -> dict[AgentRole, str]:
-    """The seed's split for a provider: its strong model for STRONG_ROLES, its cheap one for the rest."""
+    """A provider's split: its fast model (if it has one) for FAST_ROLES, its strong model for STRONG_ROLES,
+    its cheap one for the rest (the seed's two-tier split, plus issue 18's fast tier)."""
     preset = get_preset(provider)
-    return {role: preset.strong_model if role in STRONG_ROLES else preset.cheap_model for role in AgentRole}
+
+    def model(role: AgentRole) -> str:
+        if preset.fast_model and role in FAST_ROLES:
+            return preset.fast_model
+        return preset.strong_model if role in STRONG_ROLES else preset.cheap_model
+
+    return {role: model(role) for role in AgentRole}
 
 
 class RetrySettings(BaseModel):

@@ -28,6 +28,7 @@ from novel_desktop.agents.ports import (
     RevisionOrder,
     WriteMode,
 )
+from novel_desktop.domain.evaluation import Evaluation
 from novel_desktop.domain.gate import GateAction, GateDecision
 from novel_desktop.domain.ledger import attributed
 from novel_desktop.domain.polish import remaining_budget, style_points
@@ -118,6 +119,8 @@ class ChapterPipeline:
         self._live: LiveUsage | None = None
         #: A queued run's early drafting of the next chapter (set by the orchestrator; pipeline/ahead.py).
         self.ahead: AheadWriter | None = None
+        #: The judge calls started alongside the summarizer and the refiner, by chapter: (start, tasks).
+        self._early_judge: dict[int, tuple[float, list[asyncio.Future[AgentResult[Evaluation]]]]] = {}
 
     # ------------------------------------------------------------------ helpers
     def _secondary(self, n: int) -> str:
@@ -352,27 +355,51 @@ class ChapterPipeline:
     async def _summarize_and_refine(
         self, brief: ChapterBrief, notes: dict[str, Any], text: str, outcome: ChapterOutcome
     ) -> str:
-        """Summarizer and StyleRefiner run at once: the refiner never changes plot, so the summary of the
-        draft is the summary of the refined text."""
+        """Summarizer, StyleRefiner and QualityJudge run at once on the draft (issue 18: the critical path and
+        one shared cached prefix): the refiner never changes plot, so the summary and the judgement of the
+        draft hold for the refined text; :meth:`_judge` then uses these results."""
         n = brief.chapter
         # The author's replacement text (pipeline/draft.py) is re-summarized and re-judged, never restyled.
         authors = bool(notes.get("author_edited"))
         self._emit(StageStarted(n, Stage.SUMMARIZE))
         if not authors:
             self._emit(StageStarted(n, Stage.REFINE))
+        self._emit(StageStarted(n, Stage.JUDGE))
         started = time.monotonic()
         summarizing = self.agents.summarize(brief, text)
         if self.ahead is not None:  # a queued run: the next chapter's writer starts once the summary is made
             summarizing = self.ahead.after_summary(brief, summarizing)
-        summary_task = asyncio.ensure_future(summarizing)
-        refine = _no_edits() if authors else self.agents.refine(brief, text)
-        refine_task = asyncio.ensure_future(refine)
+        judges = [False, True] if brief.key_chapter else [False]
+        tasks = [
+            asyncio.ensure_future(summarizing),
+            asyncio.ensure_future(_no_edits() if authors else self.agents.refine(brief, text)),
+        ]
+        judging: list[asyncio.Future[AgentResult[Evaluation]]] = [
+            asyncio.ensure_future(self.agents.judge(brief, text, secondary=s)) for s in judges
+        ]
         try:
-            summary, edits = await asyncio.gather(summary_task, refine_task)
+            summary, edits = await asyncio.gather(*tasks)
+            # The judges go on while the summary and the refined text are staged; _judge awaits them.
+            self._early_judge[n] = (started, judging)
+            return await self._stage_summary_and_refined(brief, notes, text, outcome, summary, edits, started)
         except BaseException:
-            summary_task.cancel()
-            refine_task.cancel()
+            for task in [*tasks, *judging]:
+                task.cancel()
+            self._early_judge.pop(n, None)
             raise
+
+    async def _stage_summary_and_refined(
+        self,
+        brief: ChapterBrief,
+        notes: dict[str, Any],
+        text: str,
+        outcome: ChapterOutcome,
+        summary: AgentResult[Any],
+        edits: AgentResult[Any],
+        started: float,
+    ) -> str:
+        n = brief.chapter
+        authors = bool(notes.get("author_edited"))
         self._warn(n, outcome.warnings, summary)
         self._warn(n, outcome.warnings, edits)
         self._record(n, notes, Stage.SUMMARIZE, summary.calls, started)
@@ -413,9 +440,13 @@ class ChapterPipeline:
     ) -> None:
         n = brief.chapter
         judges = [False, True] if brief.key_chapter else [False]
-        self._emit(StageStarted(n, Stage.JUDGE))
-        started = time.monotonic()
-        results = await asyncio.gather(*(self.agents.judge(brief, text, secondary=s) for s in judges))
+        early = self._early_judge.pop(n, None)
+        if early is not None and len(early[1]) == len(judges):
+            started, results = early[0], await asyncio.gather(*early[1])
+        else:  # resumed after the refined text was staged: judge it now
+            self._emit(StageStarted(n, Stage.JUDGE))
+            started = time.monotonic()
+            results = await asyncio.gather(*(self.agents.judge(brief, text, secondary=s) for s in judges))
         for secondary, result in zip(judges, results, strict=True):
             self._warn(n, outcome.warnings, result)
             self._record(n, notes, Stage.JUDGE_SECONDARY if secondary else Stage.JUDGE, result.calls, started)

@@ -224,7 +224,6 @@ STABLE_SLOTS = {
     "storylines",
     "volume_outline",
     "storyline_schedule",
-    "entity_roster",
     "storylines_overview",
 }
 

@@ -8,10 +8,14 @@ With the fake Messages API server streaming at a fixed token rate, it measures:
   chapter 500 of a generated long novel (all of it is our overhead: SQLite, context, HTTP, parsing);
 - ``writer_prompt_tokens_ch30`` / ``_ch500``: the ChapterWriter prompt (pessimistic estimate: 1 token per CJK
   character);
-- ``cacheable_input_share``: input tokens in cached blocks (cache writes + reads) over all input tokens;
-- ``refiner_output_share``: the refiner's output tokens over the chapter's (writer's) output tokens.
+- ``cacheable_input_share``: input tokens read from the prompt cache over all input tokens of the chapter's
+  calls (cache writes are not savings); the fake applies each model's minimum cacheable prefix;
+- ``refiner_output_share``: the refiner's output tokens over the chapter's (writer's) output tokens;
+- ``chapter_cost_usd``: the paced chapter's cost with the default Anthropic models at the fake's usage (1
+  token per 汉字; replies of realistic size: a ~3,000-字 chapter, a ~1.7K-token judge, a ~0.7K summary).
 
-``--json`` prints exactly these seven figures; ``--details`` adds the paced chapter's wall time and cost.
+The paced chapter is a day's second one: a chapter before it warms the prompt cache. ``--json`` prints
+exactly these eight figures; ``--details`` adds the paced chapter's wall time and per-stage usage.
 """
 
 from __future__ import annotations
@@ -34,7 +38,12 @@ from novel_desktop.pipeline.chapter import ChapterPipeline
 from novel_desktop.pipeline.interaction import InteractionManager, refuse_non_interactive
 from novel_desktop.storage.store import NovelStore
 from tests.benchmarks.longnovel import generate
-from tests.e2e.replies import judge_json, refiner_json, summarizer_json, writer_text
+from tests.e2e.replies import (
+    realistic_judge_json,
+    realistic_refiner_json,
+    realistic_summarizer_json,
+    writer_text,
+)
 from tests.fakes.anthropic_server import FakeAnthropicServer, Reply
 
 #: The figures ``--json`` prints, in the issue's order.
@@ -46,6 +55,7 @@ HEADLINE = (
     "writer_prompt_tokens_ch500",
     "cacheable_input_share",
     "refiner_output_share",
+    "chapter_cost_usd",
 )
 TOKEN_RATE = 1500.0  # output tokens per second for every role: a fast provider, so the run stays short
 
@@ -54,11 +64,11 @@ def _script(server: FakeAnthropicServer, rate: float | None) -> None:
     def reply(text: str) -> Reply:
         return Reply(text, chunk_size=24, token_rate=rate)
 
-    server.set_default("chapter_writer", reply(writer_text(8)))
-    server.set_default("summarizer", reply(summarizer_json()))
-    server.set_default("style_refiner", reply(refiner_json()))
-    server.set_default("quality_judge", reply(judge_json(4.2)))
-    server.set_default("judge_secondary", reply(judge_json(4.2)))
+    server.set_default("chapter_writer", reply(writer_text(7)))
+    server.set_default("summarizer", reply(realistic_summarizer_json()))
+    server.set_default("style_refiner", reply(realistic_refiner_json()))
+    server.set_default("quality_judge", reply(realistic_judge_json(4.2)))
+    server.set_default("judge_secondary", reply(realistic_judge_json(4.2)))
 
 
 async def _one_chapter(path: Path, server: FakeAnthropicServer) -> tuple[float, dict[str, Any]]:
@@ -114,12 +124,28 @@ def run() -> dict[str, Any]:
             s["input_tokens"] + s["cache_creation_input_tokens"] + s["cache_read_input_tokens"]
             for s in stages
         )
-        cached = sum(s["cache_creation_input_tokens"] + s["cache_read_input_tokens"] for s in stages)
-        results["cacheable_input_share"] = round(cached / max(1, total_in), 3)
+        read = sum(s["cache_read_input_tokens"] for s in stages)
+        results["cacheable_input_share"] = round(read / max(1, total_in), 3)
         writer_out = sum(s["output_tokens"] for s in stages if s["name"] == "draft")
         refiner_out = sum(s["output_tokens"] for s in stages if s["name"] == "refine")
         results["refiner_output_share"] = round(refiner_out / max(1, writer_out), 3)
         results["chapter_wall_s"] = round(wall, 2)
+        results["stages"] = [
+            {
+                k: s.get(k)
+                for k in (
+                    "name",
+                    "model",
+                    "input_tokens",
+                    "cache_creation_input_tokens",
+                    "cache_read_input_tokens",
+                    "output_tokens",
+                    "duration_ms",
+                    "cost_usd",
+                )
+            }
+            for s in stages
+        ]
         results["chapter_cost_usd"] = round(float(log.get("total_cost_usd", 0.0)), 4)
     return results
 

@@ -121,3 +121,54 @@ def script_defaults(server, *, score: float = 4.2) -> None:  # type: ignore[no-u
     server.set_default("style_refiner", refiner_json())
     server.set_default("quality_judge", judge_json(score))
     server.set_default("judge_secondary", judge_json(score))
+
+
+# --- replies of realistic size, for the benchmarks (a real judge writes ~1.7K tokens, a summary ~0.7K) ---
+_REASON = (
+    "本章围绕林枫上山求入宗门展开，守门弟子的拒绝与执事验玉构成完整的因果链，残玉与木牌同纹的细节把伏笔"
+    "压在了动作里，没有直接点破；不足之处是中段等候的笔墨略多，人物的心理变化主要靠动作暗示，读者需要自己补全"
+)
+_EVIDENCE = "执事接过残玉看了很久，又还给他，从袖子里抽出一块木牌：“明日辰时，问心阶。”"
+
+
+def realistic_judge_json(score: float) -> str:
+    """A judge reply of about 1.7K tokens: every dimension with a full reason and evidence, fixes, issues."""
+    reply = json.loads(judge_json(score))
+    for entry in reply["scores"].values():
+        entry["reason"] = _REASON
+        entry["evidence"] = _EVIDENCE
+    reply["contract_verification"].update({f"OBJ-{i:03d}-1": "pass" for i in range(1, 6)})
+    reply["issues"] = [f"第{i}段：{_REASON[:60]}" for i in range(1, 4)]
+    reply["strengths"] = [_REASON[:80], _EVIDENCE]
+    reply["risk_flags"] = []
+    return json.dumps(reply, ensure_ascii=False)
+
+
+def realistic_summarizer_json() -> str:
+    """A summary reply of about 0.7K tokens: a 300-字 summary, a patch of several ops, a new memory."""
+    reply = json.loads(summarizer_json())
+    reply["summary"] = (_REASON + "。" + _EVIDENCE)[:300]
+    reply["patch"]["ops"] += [
+        {"op": "set", "path": "characters.lin-feng.emotional_state", "value": "忐忑"},
+        {"op": "set", "path": "items.kaohe-mupai.name", "value": "考核木牌"},
+        {"op": "set", "path": "world_state.time_marker", "value": "开山日次日辰时"},
+    ]
+    memory = (_REASON + _EVIDENCE) * 3
+    reply["storyline_memory"] = "# 主线记忆\n\n" + "\n".join(
+        f"- {memory[i : i + 50]}" for i in range(0, 500, 50)
+    )
+    return json.dumps(reply, ensure_ascii=False)
+
+
+def realistic_refiner_json() -> str:
+    """A handful of edits, each on a phrase of writer_text()."""
+    edits = [
+        ("嘴角勾起一抹冷笑", "哼了一声", "黑名单：神态套话"),
+        ("心里发紧，却没敢多问", "指甲掐进了木纹里", "风格：直接写情绪"),
+        ("过了一盏茶的工夫", "过了好一阵", "风格：贴近指纹"),
+        ("他不看它，只把残玉攥在手心", "他别开脸，攥紧了残玉", "句式：长句拆短"),
+        ("没人说话，只有呼出来的白气一团一团往上飘", "谁也不吭声，白气一团团往上飘", "风格：贴近指纹"),
+    ]
+    return json.dumps(
+        {"edits": [{"original": o, "refined": r, "reason": why} for o, r, why in edits]}, ensure_ascii=False
+    )

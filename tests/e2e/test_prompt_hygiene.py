@@ -173,16 +173,23 @@ def test_the_chapter_is_one_cached_block_the_later_calls_send_identically(
     polish = fake.requests_for("style_refiner")[-1]
     summarizer = fake.requests_for("summarizer")[-1]
     [judged] = chapter_blocks(judge)
-    assert judged.startswith("# 第5章")
-    # The secondary judge and the polish send the very same block, cache-marked, and the chapter only there.
-    for request in (second, polish):
+    assert judged.startswith("# 本章资料\n") and "# 本章正文\n<chapter>\n# 第5章" in judged
+    # One prefix for every call after the writer: the same system blocks (every agent's instructions, then
+    # the bible), then the chapter as the first user block; each agent's task only after it.
+    for request in (second, polish, summarizer):
+        assert request.body["system"] == judge.body["system"]
+        assert "cache_control" in request.body["messages"][0]["content"][0]
+    assert "本次任务：质量评审" in judge.body["messages"][0]["content"][1]["text"]
+    # The judges, the summarizer and the first refiner run at once on the draft and send the very same
+    # block, cache-marked, and the chapter only there: one of them writes the prefix, the others read it.
+    first_refine = fake.requests_for("style_refiner")[-2]
+    for request in (second, summarizer, first_refine):
         assert chapter_blocks(request) == [judged]
         assert user_text(request).count(judged) == 1
-    # The judge and the secondary judge have the same prefix up to it: on one model it is read from the cache.
-    assert judge.body["system"] == second.body["system"]
     assert judge.body["messages"][0]["content"] == second.body["messages"][0]["content"]
-    # The summarizer read the draft the same way (its own block: the refiner had not changed it yet).
-    assert len(chapter_blocks(summarizer)) == 1
+    # The second polish works on the refined text, quoted once in the same place.
+    [refined] = chapter_blocks(polish)
+    assert refined != judged and "哼了一声" in refined and user_text(polish).count(refined) == 1
     # Within the API's four breakpoints.
     for request in (judge, second, polish, summarizer):
         marks = [b for b in request.system_blocks if "cache_control" in b]

@@ -2,7 +2,9 @@
 
 The real anthropic SDK talks to it over HTTP. It answers ``POST /v1/messages`` as JSON or as an SSE stream
 with the real event sequence, reports usage with the cache fields (simulating prompt caching of prefixes
-that end at a ``cache_control`` breakpoint), scripts replies per agent role (the ``x-novel-agent`` header)
+that end at a ``cache_control`` breakpoint, as strictly as the real API: a prefix below the model's minimum
+cacheable length is neither written nor read, and an entry becomes readable only once the request that
+wrote it has started its response), scripts replies per agent role (the ``x-novel-agent`` header)
 and injects faults: HTTP errors (429 with retry-after, 500, 529), an ``error`` event in the middle of a
 stream, a dropped connection, a stream that ends without message_stop, malformed JSON, truncation at
 max_tokens (``Reply.truncated``: the reply stops with stop_reason max_tokens), an empty reply, a slow stream.
@@ -55,8 +57,30 @@ def fast_settings(provider: str | None = None, *, max_attempts: int = 2) -> LLMS
 
 
 def estimate_tokens(text: str) -> int:
-    """A deterministic token estimate (about 1.5 characters a token, as for Chinese text)."""
-    return math.ceil(len(text) / 1.5) if text else 0
+    """A deterministic token estimate: one token per non-ASCII character (汉字 and full-width punctuation,
+    as Claude's tokenizer counts Chinese, give or take) and one per four ASCII characters (JSON keys, ids)."""
+    if not text:
+        return 0
+    ascii_chars = sum(1 for ch in text if ord(ch) < 128)
+    return len(text) - ascii_chars + math.ceil(ascii_chars / 4)
+
+
+#: The shortest prefix the API caches, by model family (Anthropic's prompt-caching docs: 4,096 tokens for
+#: Claude Opus 4.5/4.6 and Haiku 4.5, 1,024 for Sonnet and the older models). A breakpoint whose prefix is
+#: shorter is neither written nor read.
+CACHE_MINIMUM_TOKENS: tuple[tuple[str, int], ...] = (
+    ("claude-opus-4-5", 4096),
+    ("claude-opus-4-6", 4096),
+    ("claude-haiku-4-5", 4096),
+)
+DEFAULT_CACHE_MINIMUM_TOKENS = 1024
+
+
+def min_cacheable_tokens(model: str) -> int:
+    """The minimum cacheable prefix of ``model`` (:data:`CACHE_MINIMUM_TOKENS`, else 1,024)."""
+    return next(
+        (n for prefix, n in CACHE_MINIMUM_TOKENS if model.startswith(prefix)), DEFAULT_CACHE_MINIMUM_TOKENS
+    )
 
 
 @dataclass
@@ -70,6 +94,8 @@ class Reply:
     delay: float = 0.0
     #: Output tokens per second for streaming (overrides ``delay``; for benchmarks).
     token_rate: float | None = None
+    #: Seconds before the response starts (message_start, or the JSON body): the time to first token.
+    start_delay: float = 0.0
     stop_reason: str = "end_turn"
     #: Overrides of the usage fields the server computes.
     usage: dict[str, int] = field(default_factory=dict)
@@ -302,7 +328,15 @@ class FakeAnthropicServer:
             return self.default_reply
 
     # --- usage with simulated prompt caching ---
-    def _prompt_usage(self, body: dict[str, Any]) -> dict[str, int]:
+    def _commit_cache(self, model: str, prefixes: list[str]) -> None:
+        """Make the prefixes a request wrote readable: called once its response has begun (message_start
+        or the JSON body), so two concurrent requests with the same new prefix both pay for the write."""
+        with self._lock:
+            self._cache.update((model, p) for p in prefixes)
+
+    def _prompt_usage(self, body: dict[str, Any]) -> tuple[dict[str, int], list[str]]:
+        """The prompt's usage fields and the cacheable prefixes it writes (to :meth:`_commit_cache` once
+        its response starts). Only breakpoints whose prefix reaches the model's minimum count."""
         segments: list[tuple[str, bool]] = []
         system = body.get("system")
         if isinstance(system, str):
@@ -321,19 +355,23 @@ class FakeAnthropicServer:
         model = str(body.get("model", ""))
         breakpoints = [i for i, (_, bp) in enumerate(segments) if bp]
         read = creation = 0
-        if breakpoints:
-            prefixes = ["".join(t for t, _ in segments[: i + 1]) for i in breakpoints]
+        minimum = min_cacheable_tokens(model)
+        prefixes = [
+            p
+            for p in ("".join(t for t, _ in segments[: i + 1]) for i in breakpoints)
+            if estimate_tokens(p) >= minimum
+        ]
+        if prefixes:
             with self._lock:
                 hit = next((p for p in reversed(prefixes) if (model, p) in self._cache), "")
-                for p in prefixes:
-                    self._cache.add((model, p))
             read = estimate_tokens(hit)
             creation = max(0, estimate_tokens(prefixes[-1]) - read)
-        return {
+        usage = {
             "input_tokens": max(0, total - read - creation),
             "cache_creation_input_tokens": creation,
             "cache_read_input_tokens": read,
         }
+        return usage, prefixes
 
 
 def _breakpoints(body: dict[str, Any]) -> int:
@@ -353,6 +391,8 @@ def _breakpoints(body: dict[str, Any]) -> int:
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _Server
+    #: The model and the cacheable prefixes of the request being answered, committed when it starts.
+    _written: tuple[str, list[str]] = ("", [])
 
     def setup(self) -> None:
         super().setup()
@@ -454,13 +494,16 @@ class _Handler(BaseHTTPRequestHandler):
             )
             return
 
-        usage = self.owner._prompt_usage(body)
+        usage, written = self.owner._prompt_usage(body)
         usage["output_tokens"] = 0 if reply.empty else estimate_tokens(reply.text)
         usage.update(reply.usage)
         model = reply.model or str(body["model"])
+        self._written = (str(body["model"]), written)
         report: dict[str, Any] = {"role": record.role, "model": model, "usage": {}}
         with self.owner._lock:
             self.owner.reported.append(report)
+        if reply.start_delay > 0 and self.owner._stopping.wait(reply.start_delay):
+            return
         if body.get("stream"):
             try:
                 self._stream(reply, model, usage, report)
@@ -516,7 +559,8 @@ class _Handler(BaseHTTPRequestHandler):
                 }
                 counts["errored"] += 1
             else:
-                usage = self.owner._prompt_usage(params)
+                usage, written = self.owner._prompt_usage(params)
+                self.owner._commit_cache(str(params.get("model", "")), written)
                 usage["output_tokens"] = 0 if reply.empty else estimate_tokens(reply.text)
                 usage.update(reply.usage)
                 result = {
@@ -603,6 +647,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.shutdown(socket.SHUT_RDWR)
             return
         content = [] if reply.empty else [{"type": "text", "text": reply.text}]
+        self.owner._commit_cache(*self._written)
         self._send_json(
             200,
             {
@@ -650,6 +695,7 @@ class _Handler(BaseHTTPRequestHandler):
             },
         )
         report["usage"] = dict(start_usage)
+        self.owner._commit_cache(*self._written)
         if not reply.empty:
             self._event(
                 "content_block_start",
@@ -704,4 +750,13 @@ class _Handler(BaseHTTPRequestHandler):
         self._chunk(b"")  # the terminating zero-length chunk
 
 
-__all__ = ["ANY_ROLE", "BATCH_ROLE", "FakeAnthropicServer", "RecordedRequest", "Reply", "estimate_tokens"]
+__all__ = [
+    "ANY_ROLE",
+    "BATCH_ROLE",
+    "CACHE_MINIMUM_TOKENS",
+    "FakeAnthropicServer",
+    "RecordedRequest",
+    "Reply",
+    "estimate_tokens",
+    "min_cacheable_tokens",
+]

@@ -35,7 +35,8 @@ from tests.fakes.anthropic_server import TEST_KEY, FakeAnthropicServer, Reply
 T = TypeVar("T")
 
 SYSTEM = [
-    PromptBlock("你是一名网文作家。" * 40, cache=True),
+    # Above Sonnet's 1,024-token minimum cacheable prefix, as a real writer's instructions are.
+    PromptBlock("你是一名网文作家。" * 130, cache=True),
     PromptBlock("风格档案：短句，口语化。" * 20, cache=True),
     PromptBlock("本章写林风进城。"),
 ]
@@ -106,7 +107,7 @@ def test_default_split_sends_cheap_model_for_bulk_roles(
     for role in (AgentRole.style_refiner, AgentRole.reviser, AgentRole.plot_architect):
         run(call(role), settings, server)
     models = [r.body["model"] for r in server.requests]
-    assert models == ["claude-sonnet-4-6"] * 3 + ["claude-opus-4-6"] * 3
+    assert models == ["claude-sonnet-4-6"] + ["claude-haiku-4-5"] * 3 + ["claude-opus-4-6"] * 2
 
 
 def test_cache_breakpoints_on_stable_blocks_only(server: FakeAnthropicServer, settings: LLMSettings) -> None:

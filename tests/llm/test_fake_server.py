@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.fakes.anthropic_server import ANY_ROLE, FakeAnthropicServer, Reply
+from tests.fakes.anthropic_server import ANY_ROLE, FakeAnthropicServer, Reply, min_cacheable_tokens
 
 
 def post(server: FakeAnthropicServer, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, str]:
@@ -107,3 +107,54 @@ def test_http_fault_carries_retry_after(server: FakeAnthropicServer) -> None:
     assert resp.getheader("retry-after") == "3"
     assert json.loads(resp.read())["error"]["type"] == "rate_limit_error"
     conn.close()
+
+
+def _cached_body(model: str, stable: str, stream: bool = False) -> dict[str, Any]:
+    return {
+        "model": model,
+        "max_tokens": 100,
+        "stream": stream,
+        "system": [{"type": "text", "text": stable, "cache_control": {"type": "ephemeral"}}],
+        "messages": [{"role": "user", "content": "写第 3 章。"}],
+    }
+
+
+def _usage(server: FakeAnthropicServer, body: dict[str, Any]) -> dict[str, int]:
+    status, text = post(server, body, {"x-api-key": "k"})
+    assert status == 200
+    return dict(json.loads(text)["usage"])
+
+
+@pytest.mark.parametrize(
+    ("model", "minimum"),
+    [("claude-sonnet-4-6", 1024), ("claude-opus-4-6", 4096), ("claude-haiku-4-5", 4096), ("glm-4.6", 1024)],
+)
+def test_a_prefix_below_the_models_minimum_is_neither_written_nor_read(
+    server: FakeAnthropicServer, model: str, minimum: int
+) -> None:
+    assert min_cacheable_tokens(model) == minimum
+    short = "稳" * (minimum - 1)
+    for _ in range(2):
+        usage = _usage(server, _cached_body(model, short))
+        assert usage["cache_creation_input_tokens"] == usage["cache_read_input_tokens"] == 0
+    long = "稳" * minimum
+    first, second = _usage(server, _cached_body(model, long)), _usage(server, _cached_body(model, long))
+    assert (first["cache_creation_input_tokens"], first["cache_read_input_tokens"]) == (minimum, 0)
+    assert (second["cache_creation_input_tokens"], second["cache_read_input_tokens"]) == (0, minimum)
+
+
+def test_concurrent_requests_with_a_new_prefix_both_pay_the_write(server: FakeAnthropicServer) -> None:
+    """An entry is readable only once the request that wrote it has started its response."""
+    import threading
+
+    server.set_default(ANY_ROLE, Reply("好的。", start_delay=0.5))
+    body = _cached_body("claude-sonnet-4-6", "稳" * 2000, stream=True)
+    threads = [threading.Thread(target=post, args=(server, body, {"x-api-key": "k"})) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    writes = [r["usage"]["cache_creation_input_tokens"] for r in server.reported]
+    assert writes == [2000, 2000]
+    after = _usage(server, _cached_body("claude-sonnet-4-6", "稳" * 2000))
+    assert after["cache_read_input_tokens"] == 2000

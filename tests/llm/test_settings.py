@@ -11,17 +11,26 @@ from novel_desktop.llm import PRESETS, AgentRole, LLMSettings, load_settings, sa
 from novel_desktop.llm.settings import default_settings_path
 
 
-def test_defaults_follow_the_seed_split() -> None:
+def test_defaults_split_three_tiers() -> None:
+    """Issue 18 over the seed's table: the per-chapter bulk after the writer on Haiku (cost <= $0.08 a
+    chapter), the writer on Sonnet, revision, the key-chapter judge and planning on Opus."""
     s = LLMSettings()
     assert s.provider == "anthropic"
     strong = {AgentRole.world_builder, AgentRole.character_weaver, AgentRole.plot_architect,
-              AgentRole.style_refiner, AgentRole.reviser, AgentRole.judge_secondary}  # fmt: skip
+              AgentRole.reviser, AgentRole.judge_secondary}  # fmt: skip
     for role in strong:
         assert s.model_for(role) == "claude-opus-4-6"
-    for role in (AgentRole.chapter_writer, AgentRole.summarizer, AgentRole.quality_judge):
-        assert s.model_for(role) == "claude-sonnet-4-6"
-    assert s.price_for("claude-opus-4-6") is not None
-    assert s.price_for("claude-sonnet-4-6") is not None
+    assert s.model_for(AgentRole.chapter_writer) == "claude-sonnet-4-6"
+    for role in (AgentRole.summarizer, AgentRole.style_refiner, AgentRole.quality_judge):
+        assert s.model_for(role) == "claude-haiku-4-5"
+    for model in ("claude-opus-4-6", "claude-sonnet-4-6", "claude-haiku-4-5"):
+        assert s.price_for(model) is not None
+
+
+def test_a_provider_without_a_fast_tier_keeps_the_two_tier_split() -> None:
+    s = LLMSettings.for_provider("deepseek")
+    assert s.model_for(AgentRole.style_refiner) == PRESETS["deepseek"].strong_model
+    assert s.model_for(AgentRole.summarizer) == PRESETS["deepseek"].cheap_model
 
 
 def test_every_preset_model_has_a_price_and_url() -> None:
