@@ -14,7 +14,7 @@ re-scans one chapter.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -104,12 +104,27 @@ class ChapterEntityScan:
     proper_nouns: Mapping[str, tuple[str, int, int]]
 
 
+def _record_names_and_parts(record_names: Iterable[str]) -> set[str]:
+    """Every record name and every stretch of two or more 字 inside one.
+
+    The segmenter does not know the novel's names: it may cut 天剑宗 into 天 + 剑宗 or 萧无尘 into 萧 + 无尘.
+    The records' names are counted by the name matcher, so a detected piece of one is not a new entity.
+    """
+    parts: set[str] = set()
+    for name in record_names:
+        parts.add(name)
+        for i in range(len(name) - 1):
+            parts.update(name[i:j] for j in range(i + 2, len(name) + 1))
+    return parts
+
+
 def build_index(
     records: EntityRecords, chapters: Sequence[ChapterEntityScan], *, min_detected: int = MIN_DETECTED_COUNT
 ) -> EntityIndex:
     """Combine per-chapter scans into the index and its findings."""
     index = EntityIndex(entities={e.key: e for e in records.entities})
     record_names = records.name_map()
+    known_names = _record_names_and_parts(record_names)
     per_entity: dict[str, list[int]] = defaultdict(list)
     totals: dict[str, int] = defaultdict(int)
     detected_totals: dict[str, int] = defaultdict(int)
@@ -119,7 +134,7 @@ def build_index(
     for scan in ordered:
         counts = dict(scan.mentions.counts)
         for word, (tag, count, offset) in scan.proper_nouns.items():
-            if word in record_names:
+            if word in known_names:
                 continue
             detected_totals[word] += count
             detected_kind.setdefault(word, tag)
