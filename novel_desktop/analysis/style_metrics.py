@@ -21,6 +21,7 @@ from novel_desktop.analysis.sentences import (
     Sentence,
     dialogue_spans,
     fast_count_chars,
+    prose_lines,
     split_paragraphs,
     split_sentences,
 )
@@ -358,8 +359,9 @@ def compute_metrics(text: str, tokens: segment.Tokens | None = None) -> StyleMet
     """The style metrics of ``text``; ``tokens`` (from :func:`segment.tokenize`) may be passed when the caller
     already segmented the text, so the segmenter runs once per chapter."""
     dialogue = dialogue_spans(text)
-    sentences = split_sentences(text, dialogue)
-    paragraphs = split_paragraphs(text)
+    lines = prose_lines(text)
+    sentences = split_sentences(text, dialogue, lines)
+    paragraphs = split_paragraphs(text, lines)
     if tokens is None:
         tokens = segment.tokenize(text)
     shapes = sentence_shapes(sentences, tokens)
