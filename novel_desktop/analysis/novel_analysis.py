@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from novel_desktop.analysis import segment
 from novel_desktop.analysis.ai_phrases import PhraseEntry, PhraseHit, find_hits, phrases_for_novel
-from novel_desktop.analysis.cache import AnalysisCache, text_hash
+from novel_desktop.analysis.cache import AnalysisCache, shared_cache, text_hash
 from novel_desktop.analysis.continuity import ChapterEntityScan, EntityIndex, build_index
 from novel_desktop.analysis.entities import (
     ChapterMentions,
@@ -255,7 +255,8 @@ def chapters_from_store(store: NovelStore) -> Iterator[tuple[int, str]]:
 
 
 def analyzer_for_store(store: NovelStore, cache: AnalysisCache | None = None) -> NovelAnalyzer:
-    """An analyzer with the novel's own phrase list (``ai-blacklist.json``) and records."""
+    """An analyzer with the novel's own phrase list (``ai-blacklist.json``) and records, over ``cache`` (by
+    default the process's shared on-disk cache, :func:`~novel_desktop.analysis.cache.shared_cache`)."""
     raw = store.document("ai-blacklist.json")
     blacklist: Any = None
     if raw is not None:
@@ -268,11 +269,14 @@ def analyzer_for_store(store: NovelStore, cache: AnalysisCache | None = None) ->
     except ValueError:
         # A hand-edited blacklist that does not parse must not stop the analysis: use the shipped list.
         phrases = phrases_for_novel(None)
-    return NovelAnalyzer(phrases, EntityRecords.from_store(store), cache)
+    return NovelAnalyzer(
+        phrases, EntityRecords.from_store(store), cache if cache is not None else shared_cache()
+    )
 
 
 def analyze_store(store: NovelStore, analyzer: NovelAnalyzer | None = None) -> NovelAnalysis:
-    """Analyse every chapter of an open novel (pass a long-lived ``analyzer`` to reuse its cache)."""
+    """Analyse every chapter of an open novel; chapters analysed before (by their text) come from the shared
+    cache, so only new or edited chapters are computed."""
     if analyzer is None:
         analyzer = analyzer_for_store(store)
     else:
