@@ -147,7 +147,7 @@ _shared: AnalysisCache | None = None
 
 
 def shared_cache() -> AnalysisCache:
-    """The process's one cache at ``user_data_dir()/analysis-cache.sqlite`` (see :meth:`AnalysisCache.default`).
+    """The process's one cache in ``user_data_dir()`` (the file :meth:`AnalysisCache.default` opens).
 
     What analyses a novel without a cache of its own (the pipeline's style-drift and entity checks, the
     volume review) uses it, so a chapter is segmented once: not again at the next check, nor after the novel
