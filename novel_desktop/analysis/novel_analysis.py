@@ -214,6 +214,29 @@ class NovelAnalyzer:
             self.cache.put(key, facts, ChapterFacts.to_json)
         return facts
 
+    def _all_facts(self, chapters: Sequence[tuple[int, str, str]]) -> dict[str, ChapterFacts]:
+        """The facts of ``(number, text, digest)`` chapters by digest: from the cache, the rest computed.
+
+        One thread on purpose: the segmenter releases the GIL, but the rest is Python, and more threads
+        holding the GIL would make the window's event loop wait longer while a novel is analysed.
+        """
+        ready: dict[str, ChapterFacts] = {}
+        missing: dict[str, str] = {}
+        for _, text, digest in chapters:
+            if digest in ready or digest in missing:
+                continue
+            facts = self.cache.get(f"facts:{ANALYSIS_VERSION}:{digest}", ChapterFacts.from_json)
+            if facts is None:
+                missing[digest] = text
+            else:
+                ready[digest] = facts
+        computed = {digest: compute_facts(text) for digest, text in missing.items()}
+        for digest, facts in computed.items():
+            self.cache.put(f"facts:{ANALYSIS_VERSION}:{digest}", facts, ChapterFacts.to_json)
+        self.facts_computed += len(computed)
+        ready.update(computed)
+        return ready
+
     def _scan(self, digest: str, text: str) -> ChapterScan:
         key = f"scan:{ANALYSIS_VERSION}:{digest}:{self._phrases_fp}:{self._records_fp}"
         scan = self.cache.get(key, ChapterScan.from_json)
@@ -226,14 +249,18 @@ class NovelAnalyzer:
     def analyze_chapter(self, number: int, text: str) -> ChapterAnalysis:
         """The analysis of one chapter (from the cache when its text was analysed before)."""
         digest = text_hash(text)
-        facts = self._facts(digest, text)
+        return self._chapter(number, text, digest, self._facts(digest, text))
+
+    def _chapter(self, number: int, text: str, digest: str, facts: ChapterFacts) -> ChapterAnalysis:
         scan = self._scan(digest, text)
         return ChapterAnalysis(number, digest, facts.metrics, scan.hits, scan.mentions, facts.proper_nouns)
 
     def analyze(self, chapters: Iterable[tuple[int, str]]) -> NovelAnalysis:
         """Analyse ``(number, text)`` pairs and aggregate them; cached chapters cost a hash and a look-up."""
         before = self.facts_computed
-        results = sorted((self.analyze_chapter(n, t) for n, t in chapters), key=lambda c: c.number)
+        items = [(n, t, text_hash(t)) for n, t in chapters]
+        facts = self._all_facts(items)
+        results = sorted((self._chapter(n, t, d, facts[d]) for n, t, d in items), key=lambda c: c.number)
         self.cache.flush()
         scans = [ChapterEntityScan(c.number, c.mentions, c.proper_nouns) for c in results]
         kwargs = {} if self.min_detected is None else {"min_detected": self.min_detected}
