@@ -59,6 +59,31 @@ def test_words_offsets_and_tags_are_jiebas() -> None:
         tokens[len(tokens)]
 
 
+#: Traditional script, a CRLF, full-width spaces and ASCII words and numbers.
+TRADITIONAL = (
+    "第一回 靈根育孕源流出\n\n"
+    "　　詩曰：混沌未分天地亂，茫茫渺渺無人見。\r\n"
+    "　　行者道：“師父，你看那山。”三藏在馬上笑道：“悟空，你又來了。”\n"
+    "\n"
+    "　　Chapter 2 of 孫悟空: 72 變, 100% done.\n"
+)
+TRADITIONAL_CUT = (
+    "第一回| |靈根育孕|源流|出|\n|\n|　|　|詩曰|：|混沌|未|分|天地|亂|，|茫茫|渺渺|無人見|。|\r\n|　|　|行者|道|：|“|"
+    "師父|，|你|看|那山|。|”|三藏|在|馬|上|笑|道|：|“|悟空|，|你|又|來|了|。|”|\n|\n|　|　|Chapter| |2| |of| |孫|悟空|"
+    ":| |72| |變|,| |100%| |done|.|\n"
+)
+TRADITIONAL_TAGS = (
+    "m - - n v - - - - - - a d v n zg - z a - - - - - n q - - - - r v - - - ns p - f v q - - n - r d zg ul - - - - - "
+    "- - - - - - - zg n - - - - zg - - - - - - -"
+)
+
+
+def test_traditional_script_crlf_and_ascii_segment_as_with_jieba() -> None:
+    tokens = segment.tokenize(TRADITIONAL)
+    assert "|".join(tokens.words) == TRADITIONAL_CUT
+    assert " ".join(tag or "-" for tag in tokens.tags) == TRADITIONAL_TAGS
+
+
 def test_names_and_ai_phrases_found_are_those_jieba_found() -> None:
     nouns = proper_noun_candidates(segment.tokenize(FIXTURE))
     assert nouns == {
