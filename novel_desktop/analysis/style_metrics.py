@@ -13,6 +13,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
+from functools import lru_cache
 from typing import Any
 
 from novel_desktop.analysis import segment
@@ -357,13 +358,26 @@ def _parallelisms(text: str, paragraphs: Sequence[tuple[int, int]]) -> int:
 
 def compute_metrics(text: str, tokens: segment.Tokens | None = None) -> StyleMetrics:
     """The style metrics of ``text``; ``tokens`` (from :func:`segment.tokenize`) may be passed when the caller
-    already segmented the text, so the segmenter runs once per chapter."""
+    already segmented the text, so the segmenter runs once per chapter.
+
+    Without ``tokens`` the last few texts' metrics are remembered (they are immutable): the refiner's and the
+    judge's context measure the same chapter text, and an unchanged text is not measured twice.
+    """
+    if tokens is None:
+        return _remembered_metrics(text)
+    return _measure(text, tokens)
+
+
+@lru_cache(maxsize=16)
+def _remembered_metrics(text: str) -> StyleMetrics:
+    return _measure(text, segment.tokenize(text))
+
+
+def _measure(text: str, tokens: segment.Tokens) -> StyleMetrics:
     dialogue = dialogue_spans(text)
     lines = prose_lines(text)
     sentences = split_sentences(text, dialogue, lines)
     paragraphs = split_paragraphs(text, lines)
-    if tokens is None:
-        tokens = segment.tokenize(text)
     shapes = sentence_shapes(sentences, tokens)
     windows, repeated, findings = find_repetitions(sentences, shapes)
     para_spans = [(p.start, p.end) for p in paragraphs]
