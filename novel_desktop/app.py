@@ -272,8 +272,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     import qasync
 
+    from novel_desktop.controllers import warm_up
     from novel_desktop.ui.main_window import MainWindow
 
+    warm_up.before_window()
     _application([sys.argv[0]])
     _select_language(args.lang)
     sys.excepthook = _on_uncaught

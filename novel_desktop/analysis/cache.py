@@ -140,3 +140,24 @@ class AnalysisCache:
             if self._db is not None:
                 self._db.close()
                 self._db = None
+
+
+_shared_lock = threading.Lock()
+_shared: AnalysisCache | None = None
+
+
+def shared_cache() -> AnalysisCache:
+    """The process's one cache in ``user_data_dir()`` (the file :meth:`AnalysisCache.default` opens).
+
+    What analyses a novel without a cache of its own (the pipeline's style-drift and entity checks, the
+    volume review) uses it, so a chapter is segmented once: not again at the next check, nor after the novel
+    (or the app) is opened again. A new data folder (the tests switch it) gets a new cache.
+    """
+    global _shared
+    path = user_data_dir() / CACHE_FILE_NAME
+    with _shared_lock:
+        if _shared is None or _shared.path != path:
+            if _shared is not None:
+                _shared.close()
+            _shared = AnalysisCache(path)
+        return _shared

@@ -14,9 +14,11 @@ re-scans one chapter.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import repeat
+from operator import itemgetter
 from typing import Any
 
 from novel_desktop.analysis.entities import DETECTED_KINDS, ChapterMentions, Entity, EntityRecords
@@ -104,44 +106,80 @@ class ChapterEntityScan:
     proper_nouns: Mapping[str, tuple[str, int, int]]
 
 
+def _record_names_and_parts(record_names: Iterable[str]) -> set[str]:
+    """Every record name and every stretch of two or more 字 inside one.
+
+    The segmenter does not know the novel's names: it may cut 天剑宗 into 天 + 剑宗 or 萧无尘 into 萧 + 无尘.
+    The records' names are counted by the name matcher, so a detected piece of one is not a new entity.
+    """
+    parts: set[str] = set()
+    for name in record_names:
+        parts.add(name)
+        for i in range(len(name) - 1):
+            parts.update(name[i:j] for j in range(i + 2, len(name) + 1))
+    return parts
+
+
+def _detected(
+    ordered: Sequence[ChapterEntityScan], known_names: set[str]
+) -> tuple[dict[str, int], dict[str, str], dict[str, tuple[int, int]]]:
+    """Proper nouns over the chapters (in order), records' names and their pieces left out: total count,
+    kind and first place (chapter, offset) of each, in the order they first occur.
+
+    A novel has tens of thousands of them, so the work is done with dict operations that loop in C.
+    """
+    kind: dict[str, str] = {}
+    first: dict[str, tuple[int, int]] = {}
+    count_lists: list[dict[str, int]] = []
+    for scan in reversed(ordered):  # later chapters first, so that the earliest chapter's values stay
+        nouns = scan.proper_nouns
+        values = list(nouns.values())
+        kind.update(zip(nouns, map(itemgetter(0), values), strict=True))
+        first.update(
+            zip(nouns, zip(repeat(scan.number), map(itemgetter(2), values), strict=False), strict=True)
+        )
+        count_lists.append(dict(zip(nouns, map(itemgetter(1), values), strict=True)))
+    for word in known_names.intersection(first):
+        del kind[word], first[word]
+    totals = dict.fromkeys(sorted(first, key=first.__getitem__), 0)
+    for counts in count_lists:
+        for word in counts.keys() & totals.keys():
+            totals[word] += counts[word]
+    return totals, kind, first
+
+
 def build_index(
     records: EntityRecords, chapters: Sequence[ChapterEntityScan], *, min_detected: int = MIN_DETECTED_COUNT
 ) -> EntityIndex:
     """Combine per-chapter scans into the index and its findings."""
     index = EntityIndex(entities={e.key: e for e in records.entities})
     record_names = records.name_map()
+    known_names = _record_names_and_parts(record_names)
     per_entity: dict[str, list[int]] = defaultdict(list)
     totals: dict[str, int] = defaultdict(int)
-    detected_totals: dict[str, int] = defaultdict(int)
-    detected_kind: dict[str, str] = {}
-    detected_first: dict[str, tuple[int, int]] = {}
     ordered = sorted(chapters, key=lambda c: c.number)
     for scan in ordered:
         counts = dict(scan.mentions.counts)
-        for word, (tag, count, offset) in scan.proper_nouns.items():
-            if word in record_names:
-                continue
-            detected_totals[word] += count
-            detected_kind.setdefault(word, tag)
-            detected_first.setdefault(word, (scan.number, offset))
         index.by_chapter[scan.number] = counts
         for key, count in counts.items():
             per_entity[key].append(scan.number)
             totals[key] += count
-    for word, total in detected_totals.items():
-        if total < min_detected:
-            continue
-        key = f"detected:{word}"
+    detected_totals, detected_kind, detected_first = _detected(ordered, known_names)
+    # In the order the names first occur, as the appearances list them.
+    kept = {word: f"detected:{word}" for word, total in detected_totals.items() if total >= min_detected}
+    for word, key in kept.items():
         index.entities[key] = Entity(
             key, word, DETECTED_KINDS[detected_kind[word]], source="jieba", status=""
         )
-        totals[key] = total
+        totals[key] = detected_totals[word]
+    detected_chapters: dict[str, list[int]] = {key: [] for key in kept.values()}
     for scan in ordered:
-        for word, (_, count, _) in scan.proper_nouns.items():
-            key = f"detected:{word}"
-            if key in index.entities:
-                index.by_chapter[scan.number][key] = count
-                per_entity[key].append(scan.number)
+        nouns = scan.proper_nouns
+        for word in kept.keys() & nouns.keys():
+            key = kept[word]
+            index.by_chapter[scan.number][key] = nouns[word][1]
+            detected_chapters[key].append(scan.number)
+    per_entity.update(detected_chapters)
     for key, chapter_list in per_entity.items():
         entity = index.entities[key]
         index.appearances[key] = EntityAppearance(

@@ -11,8 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -63,6 +63,10 @@ _QUOTE_BEFORE_RE = re.compile(r"[”」\"]\s*$")
 
 #: jieba's proper-noun tags and the entity kind each stands for.
 DETECTED_KINDS = {"nr": "person", "ns": "place", "nt": "organization", "nz": "other"}
+#: The tags of words that may be proper nouns: the dictionary's proper-noun tags (and their refinements
+#: nrt, nrfg) and "" (a word the dictionary lacks).
+_CANDIDATE_TAGS = frozenset({"", "nr", "nrt", "nrfg", "ns", "nt", "nz"})
+_PERSON_TAGS = frozenset({"nr", "nrt", "nrfg"})
 
 
 # ====================================================================== records
@@ -305,44 +309,60 @@ def _is_speaker(text: str, start: int, end: int) -> bool:
     )
 
 
-def proper_noun_candidates(tokens: Sequence[segment.Token]) -> dict[str, tuple[str, int, int]]:
-    """Proper nouns jieba finds in a chapter: word → (kind tag "nr"/"ns"/"nt"/"nz", count, first offset).
+def proper_noun_candidates(tokens: segment.Tokens) -> dict[str, tuple[str, int, int]]:
+    """Proper nouns the segmenter finds in a chapter: word → (kind tag "nr"/"ns"/"nt"/"nz", count, first
+    offset).
 
-    Dictionary words keep their tag; words jieba built by HMM (not in its dictionary, so likely invented
-    names) count as a person when they start with a common surname, a place or an organisation by their last
+    Dictionary words keep their tag; words the HMM built (not in the dictionary, so likely invented names)
+    count as a person when they start with a common surname, a place or an organisation by their last
     character, and are skipped otherwise.
     """
-    found: dict[str, tuple[str, int, int]] = {}
-    for i, tok in enumerate(tokens):
-        word = tok.word
-        if len(word) < 2:
-            name = _surname_plus_given(tok, tokens[i + 1] if i + 1 < len(tokens) else None)
+    words, tags, starts = tokens.words, tokens.tags, tokens.starts
+    last = len(words) - 1
+    # Only words that are unknown or carry a proper-noun tag can be candidates; most of a text is neither.
+    # (Loops in C where it can: a novel has half a million words.)
+    candidates = [i for i, tag in enumerate(tags) if tag in _CANDIDATE_TAGS]
+    lengths = list(map(len, map(words.__getitem__, candidates)))
+    multi = [i for i, n in zip(candidates, lengths, strict=True) if n > 1]
+    multi_words = list(map(words.__getitem__, multi))
+    counts = Counter(multi_words)
+    # A word's tag is the same wherever it occurs; its first offset is where it occurs first.
+    tag_of = dict(zip(multi_words, map(tags.__getitem__, multi), strict=True))
+    first_at = dict(zip(reversed(multi_words), map(starts.__getitem__, reversed(multi)), strict=True))
+    seen = {word: (count, first_at[word], tag_of[word]) for word, count in counts.items()}
+    joined: dict[str, tuple[str, int, int]] = {}
+    surnames = [i for i, n in zip(candidates, lengths, strict=True) if n == 1 and tags[i] in _PERSON_TAGS]
+    for i in surnames:
+        if i < last:
+            name = _surname_plus_given(words[i], tags[i], words[i + 1], tags[i + 1])
             if name:
-                prev = found.get(name)
-                found[name] = ("nr", 1, tok.start) if prev is None else (prev[0], prev[1] + 1, prev[2])
-            continue
-        tag = tok.tag
-        if tag:
-            kind = tag[:2] if tag[:2] in DETECTED_KINDS else ""
-        elif _HAN_WORD_RE.match(word):
-            kind = _guess_kind(word)
+                prev = joined.get(name)
+                joined[name] = ("nr", 1, starts[i]) if prev is None else (prev[0], prev[1] + 1, prev[2])
+    found: dict[str, tuple[str, int, int]] = {}
+    for word, (count, first, tag) in seen.items():
+        kind = tag[:2] if tag else _guess_kind(word) if _HAN_WORD_RE.match(word) else ""
+        if kind:
+            found[word] = (kind, count, first)
+    # A joined name that is also a word of its own elsewhere ("萧远" once cut whole, once as 萧 + 远): the
+    # counts add up, the kind and first offset are the earlier one's.
+    for name, (kind, count, first) in joined.items():
+        prev = found.get(name)
+        if prev is None:
+            found[name] = (kind, count, first)
+        elif first < prev[2]:
+            found[name] = (kind, prev[1] + count, first)
         else:
-            kind = ""
-        if not kind:
-            continue
-        prev = found.get(word)
-        found[word] = (kind, 1, tok.start) if prev is None else (prev[0], prev[1] + 1, prev[2])
-    return found
+            found[name] = (prev[0], prev[1] + count, prev[2])
+    return dict(sorted(found.items(), key=lambda item: item[1][2]))
 
 
-def _surname_plus_given(tok: segment.Token, nxt: segment.Token | None) -> str:
-    # jieba splits an invented name whose given name is a dictionary word ("萧" + "无尘"); join them back.
-    if nxt is None or tok.word not in _SURNAMES or nxt.start != tok.end or not tok.tag.startswith("nr"):
+def _surname_plus_given(word: str, tag: str, given: str, given_tag: str) -> str:
+    # The segmenter splits an invented name whose given name is a dictionary word ("萧" + "无尘"); join them.
+    if word not in _SURNAMES or not tag.startswith("nr"):
         return ""
-    given = nxt.word
     if not 1 <= len(given) <= 2 or not _HAN_RUN_RE.match(given):
         return ""
-    return tok.word + given if nxt.tag[:1] in ("", "n", "a") and not nxt.tag.startswith("nr") else ""
+    return word + given if given_tag[:1] in ("", "n", "a") and not given_tag.startswith("nr") else ""
 
 
 def _guess_kind(word: str) -> str:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from novel_desktop.analysis import segment
 from novel_desktop.analysis.ai_phrases import PhraseEntry, PhraseHit, find_hits, phrases_for_novel
-from novel_desktop.analysis.cache import AnalysisCache, text_hash
+from novel_desktop.analysis.cache import AnalysisCache, shared_cache, text_hash
 from novel_desktop.analysis.continuity import ChapterEntityScan, EntityIndex, build_index
 from novel_desktop.analysis.entities import (
     ChapterMentions,
@@ -214,6 +214,29 @@ class NovelAnalyzer:
             self.cache.put(key, facts, ChapterFacts.to_json)
         return facts
 
+    def _all_facts(self, chapters: Sequence[tuple[int, str, str]]) -> dict[str, ChapterFacts]:
+        """The facts of ``(number, text, digest)`` chapters by digest: from the cache, the rest computed.
+
+        One thread on purpose: the segmenter releases the GIL, but the rest is Python, and more threads
+        holding the GIL would make the window's event loop wait longer while a novel is analysed.
+        """
+        ready: dict[str, ChapterFacts] = {}
+        missing: dict[str, str] = {}
+        for _, text, digest in chapters:
+            if digest in ready or digest in missing:
+                continue
+            facts = self.cache.get(f"facts:{ANALYSIS_VERSION}:{digest}", ChapterFacts.from_json)
+            if facts is None:
+                missing[digest] = text
+            else:
+                ready[digest] = facts
+        computed = {digest: compute_facts(text) for digest, text in missing.items()}
+        for digest, facts in computed.items():
+            self.cache.put(f"facts:{ANALYSIS_VERSION}:{digest}", facts, ChapterFacts.to_json)
+        self.facts_computed += len(computed)
+        ready.update(computed)
+        return ready
+
     def _scan(self, digest: str, text: str) -> ChapterScan:
         key = f"scan:{ANALYSIS_VERSION}:{digest}:{self._phrases_fp}:{self._records_fp}"
         scan = self.cache.get(key, ChapterScan.from_json)
@@ -226,14 +249,18 @@ class NovelAnalyzer:
     def analyze_chapter(self, number: int, text: str) -> ChapterAnalysis:
         """The analysis of one chapter (from the cache when its text was analysed before)."""
         digest = text_hash(text)
-        facts = self._facts(digest, text)
+        return self._chapter(number, text, digest, self._facts(digest, text))
+
+    def _chapter(self, number: int, text: str, digest: str, facts: ChapterFacts) -> ChapterAnalysis:
         scan = self._scan(digest, text)
         return ChapterAnalysis(number, digest, facts.metrics, scan.hits, scan.mentions, facts.proper_nouns)
 
     def analyze(self, chapters: Iterable[tuple[int, str]]) -> NovelAnalysis:
         """Analyse ``(number, text)`` pairs and aggregate them; cached chapters cost a hash and a look-up."""
         before = self.facts_computed
-        results = sorted((self.analyze_chapter(n, t) for n, t in chapters), key=lambda c: c.number)
+        items = [(n, t, text_hash(t)) for n, t in chapters]
+        facts = self._all_facts(items)
+        results = sorted((self._chapter(n, t, d, facts[d]) for n, t, d in items), key=lambda c: c.number)
         self.cache.flush()
         scans = [ChapterEntityScan(c.number, c.mentions, c.proper_nouns) for c in results]
         kwargs = {} if self.min_detected is None else {"min_detected": self.min_detected}
@@ -255,7 +282,8 @@ def chapters_from_store(store: NovelStore) -> Iterator[tuple[int, str]]:
 
 
 def analyzer_for_store(store: NovelStore, cache: AnalysisCache | None = None) -> NovelAnalyzer:
-    """An analyzer with the novel's own phrase list (``ai-blacklist.json``) and records."""
+    """An analyzer with the novel's own phrase list (``ai-blacklist.json``) and records, over ``cache`` (by
+    default the process's shared on-disk cache, :func:`~novel_desktop.analysis.cache.shared_cache`)."""
     raw = store.document("ai-blacklist.json")
     blacklist: Any = None
     if raw is not None:
@@ -268,11 +296,14 @@ def analyzer_for_store(store: NovelStore, cache: AnalysisCache | None = None) ->
     except ValueError:
         # A hand-edited blacklist that does not parse must not stop the analysis: use the shipped list.
         phrases = phrases_for_novel(None)
-    return NovelAnalyzer(phrases, EntityRecords.from_store(store), cache)
+    return NovelAnalyzer(
+        phrases, EntityRecords.from_store(store), cache if cache is not None else shared_cache()
+    )
 
 
 def analyze_store(store: NovelStore, analyzer: NovelAnalyzer | None = None) -> NovelAnalysis:
-    """Analyse every chapter of an open novel (pass a long-lived ``analyzer`` to reuse its cache)."""
+    """Analyse every chapter of an open novel; chapters analysed before (by their text) come from the shared
+    cache, so only new or edited chapters are computed."""
     if analyzer is None:
         analyzer = analyzer_for_store(store)
     else:

@@ -34,7 +34,7 @@ _UNIT_RE = re.compile(rf"[{_HAN}{_FULLWIDTH_PUNCT}]|(?:(?![{_HAN}])[^\W_])+")
 def fast_count_chars(text: str) -> int:
     """:func:`~novel_desktop.domain.text.count_chars` with one regular expression: the same count, several
     times faster, which matters on a whole novel."""
-    return sum(1 for _ in _UNIT_RE.finditer(text))
+    return len(_UNIT_RE.findall(text))
 
 
 def word_chars(text: str) -> int:
@@ -96,28 +96,34 @@ def dialogue_spans(text: str) -> list[tuple[int, int]]:
     return [(m.start(), m.end()) for m in _DIALOGUE_RE.finditer(text)]
 
 
-def split_sentences(text: str, dialogue: list[tuple[int, int]] | None = None) -> list[Sentence]:
+def split_sentences(
+    text: str,
+    dialogue: list[tuple[int, int]] | None = None,
+    lines: list[tuple[int, int]] | None = None,
+) -> list[Sentence]:
     """The sentences of ``text`` in order, with offsets into ``text``.
 
-    ``dialogue`` (from :func:`dialogue_spans`) may be passed when already computed.
+    ``dialogue`` (from :func:`dialogue_spans`) and ``lines`` (from :func:`prose_lines`) may be passed when
+    already computed.
     """
     spans = dialogue if dialogue is not None else dialogue_spans(text)
     starts = [s for s, _ in spans]
     result: list[Sentence] = []
-    for line_start, line_end in prose_lines(text):
-        line = text[line_start:line_end]
-        for m in _SENTENCE_RE.finditer(line):
+    # Hot on a whole novel (a sentence every dozen 字): names bound once, lines matched in place.
+    append, finditer, count_words = result.append, _SENTENCE_RE.finditer, _WORD_CHAR_RE.findall
+    for line_start, line_end in lines if lines is not None else prose_lines(text):
+        for m in finditer(text, line_start, line_end):
             raw = m.group()
             body = raw.strip()
             if not body:
                 continue
-            start = line_start + m.start() + (len(raw) - len(raw.lstrip()))
-            end = start + len(body)
-            length = word_chars(body)
+            length = len(count_words(body))
             if length == 0:
                 continue
-            inside = _mostly_inside(start, end, spans, starts)
-            result.append(Sentence(start, end, body, length, inside, _ending(body)))
+            start = m.start() + (len(raw) - len(raw.lstrip()))
+            end = start + len(body)
+            inside = _mostly_inside(start, end, spans, starts) if spans else False
+            append(Sentence(start, end, body, length, inside, _ending(body)))
     return result
 
 
@@ -132,6 +138,13 @@ def _mostly_inside(start: int, end: int, spans: list[tuple[int, int]], starts: l
     return inside * 2 > end - start
 
 
-def split_paragraphs(text: str) -> list[Paragraph]:
-    """The paragraphs of ``text``: each non-empty line that is not a heading (web novels write one a line)."""
-    return [Paragraph(s, e, fast_count_chars(text[s:e])) for s, e in prose_lines(text)]
+def split_paragraphs(text: str, lines: list[tuple[int, int]] | None = None) -> list[Paragraph]:
+    """The paragraphs of ``text``: each non-empty line that is not a heading (web novels write one a line).
+
+    ``lines`` (from :func:`prose_lines`) may be passed when already computed.
+    """
+    findall = _UNIT_RE.findall
+    return [
+        Paragraph(s, e, len(findall(text, s, e)))
+        for s, e in (lines if lines is not None else prose_lines(text))
+    ]

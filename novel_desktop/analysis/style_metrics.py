@@ -13,6 +13,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
+from functools import lru_cache
 from typing import Any
 
 from novel_desktop.analysis import segment
@@ -21,6 +22,7 @@ from novel_desktop.analysis.sentences import (
     Sentence,
     dialogue_spans,
     fast_count_chars,
+    prose_lines,
     split_paragraphs,
     split_sentences,
 )
@@ -249,11 +251,11 @@ METRIC_LABELS: dict[str, str] = {
 
 
 # ====================================================================== sentence shapes
-def _coarse(token: segment.Token) -> str:
-    if token.tag:
-        return token.tag[0]
-    # A word jieba built by HMM is mostly a name or a new compound; a lone unknown character is just a 字.
-    return "N" if len(token.word) > 1 else "x"
+def _coarse(word: str, tag: str) -> str:
+    if tag:
+        return tag[0]
+    # A word the HMM built is mostly a name or a new compound; a lone unknown character is just a 字.
+    return "N" if len(word) > 1 else "x"
 
 
 def shape_label(pattern: str) -> str:
@@ -264,29 +266,31 @@ def shape_label(pattern: str) -> str:
     return f"{'对话：' if ending.endswith('D') else ''}{names}…{mark}"
 
 
-def sentence_shapes(sentences: Sequence[Sentence], tokens: Sequence[segment.Token]) -> list[str | None]:
+def sentence_shapes(sentences: Sequence[Sentence], tokens: segment.Tokens) -> list[str | None]:
     """The coarse shape of each sentence: the tags of its first two words, its final mark and whether it is
     dialogue ("他走进房间。" and "他拿起了杯子。" share "rv|。"); None for sentences too short to compare.
 
     Coarse on purpose: what a reader hears as monotony is the same opening and cadence, not the same words.
     """
-    starts = [t.start for t in tokens]
+    starts, words, tags = tokens.starts, tokens.words, tokens.tags
+    count = len(words)
     shapes: list[str | None] = []
     for s in sentences:
         if s.length < MIN_SHAPED_LENGTH:
             shapes.append(None)
             continue
-        i = bisect.bisect_left(starts, s.start)
-        words: list[str] = []
-        while i < len(tokens) and tokens[i].start < s.end and len(words) < 2:
-            tok = tokens[i]
-            if tok.word[0].isalnum():
-                words.append(_coarse(tok))
+        # ``starts`` has a final entry (the text's end), so bisect may land on ``count``: no word there.
+        i = bisect.bisect_left(starts, s.start, 0, count)
+        heads: list[str] = []
+        while i < count and starts[i] < s.end and len(heads) < 2:
+            word = words[i]
+            if word[0].isalnum():
+                heads.append(_coarse(word, tags[i]))
             i += 1
-        if not words:
+        if not heads:
             shapes.append(None)
             continue
-        shapes.append(f"{''.join(words)}|{s.ending or '-'}{'D' if s.dialogue else ''}")
+        shapes.append(f"{''.join(heads)}|{s.ending or '-'}{'D' if s.dialogue else ''}")
     return shapes
 
 
@@ -352,14 +356,28 @@ def _parallelisms(text: str, paragraphs: Sequence[tuple[int, int]]) -> int:
     return count
 
 
-def compute_metrics(text: str, tokens: Sequence[segment.Token] | None = None) -> StyleMetrics:
+def compute_metrics(text: str, tokens: segment.Tokens | None = None) -> StyleMetrics:
     """The style metrics of ``text``; ``tokens`` (from :func:`segment.tokenize`) may be passed when the caller
-    already segmented the text, so jieba runs once per chapter."""
-    dialogue = dialogue_spans(text)
-    sentences = split_sentences(text, dialogue)
-    paragraphs = split_paragraphs(text)
+    already segmented the text, so the segmenter runs once per chapter.
+
+    Without ``tokens`` the last few texts' metrics are remembered (they are immutable): the refiner's and the
+    judge's context measure the same chapter text, and an unchanged text is not measured twice.
+    """
     if tokens is None:
-        tokens = segment.tokenize(text)
+        return _remembered_metrics(text)
+    return _measure(text, tokens)
+
+
+@lru_cache(maxsize=16)
+def _remembered_metrics(text: str) -> StyleMetrics:
+    return _measure(text, segment.tokenize(text))
+
+
+def _measure(text: str, tokens: segment.Tokens) -> StyleMetrics:
+    dialogue = dialogue_spans(text)
+    lines = prose_lines(text)
+    sentences = split_sentences(text, dialogue, lines)
+    paragraphs = split_paragraphs(text, lines)
     shapes = sentence_shapes(sentences, tokens)
     windows, repeated, findings = find_repetitions(sentences, shapes)
     para_spans = [(p.start, p.end) for p in paragraphs]

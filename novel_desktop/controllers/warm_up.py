@@ -83,6 +83,15 @@ def _exercise_sdk() -> None:
         log.debug("SDK warm-up failed", exc_info=True)
 
 
+def before_window() -> None:
+    """First-use work that cannot share the GIL, done before the window exists: the word segmenter builds
+    its dictionary in one native call (0.1-0.3 s) that holds the GIL, so in the warm-up's worker thread it
+    would freeze the window that long. (The warm-up's own ``ensure_ready`` then returns at once.)"""
+    from novel_desktop.analysis import segment
+
+    segment.ensure_ready()
+
+
 #: One warm-up per process, shared by every controller (the libraries are process-wide).
 _warm_up_task: asyncio.Task[None] | None = None
 _warmed = False

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -125,3 +126,22 @@ def test_hits_are_in_order_do_not_overlap_and_slice_the_text(text: str) -> None:
     for p in load_default_phrases():
         if p.regex:
             re.compile(p.pattern)
+
+
+def test_skipping_phrases_whose_required_text_is_absent_finds_the_same_hits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from novel_desktop.analysis import ai_phrases
+
+    text = (
+        "几乎是一瞬间，他愣住了。令人没想到的是，她并没有回答，只是深深地吸了一口气。"
+        "眼中闪过一丝狡黠。一切都仿佛回到了原点。他终于明白了。既是师父也是父亲。"
+        "一瞬间。没想到的是。他深吸一口气，如同一把利刃。\n"
+    ) * 3
+    phrases = phrases_for_novel({"custom_added": ["re:(?i)AB+c", "re:好|坏", "一瞬"]})
+    fast = find_hits(text + "abbC好", phrases)
+    assert ai_phrases._required_text("(几乎是)?一瞬间", True) == ("一瞬间",)
+    assert ai_phrases._required_text("好|坏", True) == ()  # an alternative at the top: nothing is required
+    monkeypatch.setattr(ai_phrases, "_required_text", lambda _pattern, _regex: ())
+    assert find_hits(text + "abbC好", phrases) == fast
+    assert len(fast) > 10

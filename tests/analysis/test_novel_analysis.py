@@ -153,3 +153,37 @@ def test_a_chapter_drifts_from_the_ones_before_it() -> None:
         i.metric for i in drift(StyleMetrics.combine(calm_metrics), analysis.chapters[2].metrics)
     }
     assert drift(analysis.chapters[0].metrics, analysis.chapters[1].metrics) == []
+
+
+def test_the_novels_checks_never_segment_an_unchanged_chapter_again(
+    store: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # analyze_store (the pipeline's style-drift and entity checks, the volume review) reads the shared cache
+    # in the user data folder: a chapter is segmented once, not at every check, nor after a restart.
+    from novel_desktop.analysis import cache as cache_module
+    from novel_desktop.analysis import novel_analysis, segment
+
+    segmented: list[str] = []
+    real = segment.tokenize
+    monkeypatch.setattr(novel_analysis.segment, "tokenize", lambda text: segmented.append(text) or real(text))
+    for number, text in ((1, "林枫深吸一口气，走进山门。"), (2, "山门外，苏瑶等了很久。")):
+        store.put_staging(
+            layout.chapter_path(number), f"# 第{number}章\n\n{text}\n", chapter=number, kind="refined"
+        )
+        store.commit_chapter(number)
+    first = analyze_store(store)
+    assert len(segmented) == 2
+    assert analyze_store(store).summary() == first.summary()
+    assert len(segmented) == 2
+
+    cache_module.shared_cache().close()  # the app quits; a new process starts with an empty memory
+    monkeypatch.setattr(cache_module, "_shared", None)
+    assert analyze_store(store).summary() == first.summary()
+    assert len(segmented) == 2
+
+    store.put_staging(
+        layout.chapter_path(2), "# 第2章\n\n山门外，苏瑶又等了很久。\n", chapter=2, kind="refined"
+    )
+    store.commit_chapter(2)
+    assert analyze_store(store).chapter(2).chars > first.chapter(2).chars  # type: ignore[union-attr]
+    assert len(segmented) == 3
