@@ -12,7 +12,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from novel_desktop.i18n import tr
 from novel_desktop.storage import layout, lock
@@ -50,6 +50,7 @@ class ProjectController(QObject):
         self._store: NovelStore | None = None
         #: The AI-phrase list in force, with the ai-blacklist.json text it was built from.
         self._phrases: tuple[str | None, list[PhraseEntry]] | None = None
+        self._commit_pending = False  #: a commit's signals are on their way (notify_pipeline_commit)
 
     # ------------------------------------------------------------------ lifecycle
     @property
@@ -309,6 +310,16 @@ class ProjectController(QObject):
         self.document_changed.emit(path)
 
     def notify_pipeline_commit(self) -> None:
-        """The pipeline committed a chapter (called by the pipeline controller)."""
+        """The pipeline committed a chapter (called by the pipeline controller).
+
+        The signals follow on later event-loop turns, one each, and several commits in a row coalesce: the
+        views re-read the novel then, not inside the pipeline's coroutine, so a commit never freezes the
+        window for all of them at once (the next chapter may already be streaming)."""
+        if not self._commit_pending:
+            self._commit_pending = True
+            QTimer.singleShot(0, self._emit_chapters_changed)
+
+    def _emit_chapters_changed(self) -> None:
+        self._commit_pending = False
         self.chapters_changed.emit()
-        self.status_changed.emit()
+        QTimer.singleShot(0, self.status_changed.emit)

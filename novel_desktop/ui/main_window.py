@@ -489,7 +489,7 @@ class MainWindow(WindowActions):
     # ------------------------------------------------------------------ slots
     def _on_project_chapters_changed(self) -> None:
         self.tree.reload()
-        self._update_status()
+        QTimer.singleShot(0, self._update_status)  # its own turn: a commit's re-reads are spread out
 
     def _on_project_chapter_saved(self, _number: int, _marked: list[int]) -> None:
         self._update_status()

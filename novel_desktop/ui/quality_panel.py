@@ -55,6 +55,8 @@ class QualityPanel(ChapterReportMixin, NovelTrendMixin, QWidget):
         self._scan_timer = QTimer(self)
         self._scan_timer.setSingleShot(True)
         self._scan_timer.setInterval(0)
+        self._refresh_timer = QTimer(self, singleShot=True, interval=0)
+        self._refresh_timer.timeout.connect(self.refresh)
 
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
@@ -72,7 +74,8 @@ class QualityPanel(ChapterReportMixin, NovelTrendMixin, QWidget):
         self.score_series.clicked.connect(self._on_trend_clicked)
         self.ai_series.clicked.connect(self._on_trend_clicked)
         self._scan_timer.timeout.connect(self._on_scan_timer_timeout)
-        self.project.chapters_changed.connect(self.refresh)
+        # After a commit the tree re-reads first; the report follows on a turn of its own.
+        self.project.chapters_changed.connect(self._refresh_timer.start)
         self.project.project_opened.connect(self._on_project_opened)
         self.project.project_closed.connect(self.refresh)
         self.project.document_changed.connect(self._on_project_document_changed)
