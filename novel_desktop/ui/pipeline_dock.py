@@ -28,6 +28,7 @@ from novel_desktop.controllers.pipeline_controller import PipelineController, re
 from novel_desktop.controllers.pipeline_events import GATE_STAGE
 from novel_desktop.i18n import tr
 from novel_desktop.ui.quality_text import GATE_DECISIONS
+from novel_desktop.ui.queue_panel import QueuePanel
 
 #: The five steps the author sees, and the pipeline stages each one covers.
 STEPS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -130,6 +131,10 @@ class PipelineDock(QWidget):
         self.usage_label.setStyleSheet("color: palette(dark);")
         self.usage_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         outer.addWidget(self.usage_label)
+
+        # --- the 续写 queue: a row per chapter (shown while a queue runs and after it, until the next)
+        self.queue = QueuePanel(pipeline)
+        outer.addWidget(self.queue)
 
         # --- the last error, in words the author can act on
         self.error_label = QLabel()

@@ -14,6 +14,7 @@ from novel_desktop.ui import alerts
 from novel_desktop.ui.flows.drafts import DraftFlows
 from novel_desktop.ui.flows.stale import StaleFlows
 from novel_desktop.ui.pipeline_dock import LiveDraftView
+from novel_desktop.ui.queue_panel import QueueNotifier
 
 if TYPE_CHECKING:
     from novel_desktop.ui.main_window import MainWindow
@@ -55,6 +56,8 @@ class RunFlows:
         pc.volume_finished.connect(self._on_pipeline_volume_finished)
         self.drafts = DraftFlows(window)  # the staged chapter after 手动改 (issue 14)
         self.stale = StaleFlows(window)  # the 重建 bar, and 先重建 before 续写 (issue 15)
+        #: The tray message (or status bar line) when a 续写 queue ends or a gate needs the author.
+        self.notifier = QueueNotifier(window, pc)
 
     def _read_only(self) -> bool:
         """A read-only novel runs nothing (every run writes); the author is told how to work on a copy."""
