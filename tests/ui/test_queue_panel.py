@@ -106,3 +106,32 @@ def test_stop_marks_the_unwritten_rows_stopped(qtbot: QtBot, window: MainWindow)
     window.pipeline.chapter_started.emit(4, "")
     window.pipeline.cancelled.emit()
     assert queue.states() == {3: "已提交", 4: "已停止"}
+
+
+def test_the_early_draft_streams_into_its_own_tab_once_its_turn_comes(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    p, dock = window.pipeline, window.pipeline_dock
+    p.running_changed.emit(True)
+    p.chapter_started.emit(3, "")
+    p.stage_started.emit(3, "draft")
+    p.text_delta.emit(3, "第三章的正文。")
+    p.stage_started.emit(3, "judge")
+    p.draft_ahead.emit(4)
+    p.stage_started.emit(4, "draft")
+    p.text_delta.emit(4, "第四章抢先写下的开头。")
+    live = window.runs.live
+    assert live is not None
+    live.flush()
+    # Chapter 4's early text stays out of chapter 3's tab, and the dock's stage bar stays on chapter 3.
+    assert live.toPlainText() == "第三章的正文。"
+    assert [s.state for s in dock.steps][:3] == ["done", "done", "current"]
+    p.chapter_committed.emit(3)
+    p.chapter_started.emit(4, "")
+    p.text_delta.emit(4, "接着写。")
+    live = window.runs.live
+    assert live is not None and live.chapter == 4
+    live.flush()
+    assert live.toPlainText() == "第四章抢先写下的开头。接着写。"
+    assert window.tabs.tabText(window.tabs.indexOf(live)) == "第4章（生成中）"
+    assert dock.steps[0].state == "current"  # chapter 4 is being written
