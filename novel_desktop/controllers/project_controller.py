@@ -12,7 +12,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, QObject, QThread, QTimer, Signal
 
 from novel_desktop.i18n import tr
 from novel_desktop.storage import layout, lock
@@ -50,6 +50,7 @@ class ProjectController(QObject):
         self._store: NovelStore | None = None
         #: The AI-phrase list in force, with the ai-blacklist.json text it was built from.
         self._phrases: tuple[str | None, list[PhraseEntry]] | None = None
+        self._chapters_memo: tuple[NovelStore, list[ChapterInfo]] | None = None  # chapters(), this turn
         self._commit_pending = False  #: a commit's signals are on their way (notify_pipeline_commit)
 
     # ------------------------------------------------------------------ lifecycle
@@ -132,7 +133,22 @@ class ProjectController(QObject):
         return self.store.checkpoint()
 
     def chapters(self) -> list[ChapterInfo]:
-        return self.store.list_chapters()
+        """Every chapter's info. Read once per event-loop turn: opening a novel or following a commit, the
+        tree, the tabs and the quality panel each ask within one turn, and a 500-chapter list is not free.
+        A write through this controller (or a commit's notice) forgets it at once."""
+        store = self.store
+        memo = self._chapters_memo
+        if memo is not None and memo[0] is store:
+            return list(memo[1])
+        chapters = store.list_chapters()
+        app = QCoreApplication.instance()
+        if app is not None and QThread.currentThread() is app.thread():  # the GUI thread: the turn ends
+            self._chapters_memo = (store, chapters)
+            QTimer.singleShot(0, self._forget_chapters)
+        return list(chapters)
+
+    def _forget_chapters(self) -> None:
+        self._chapters_memo = None
 
     def chapter_text(self, number: int) -> str:
         return self.store.chapter_text(number) or ""
@@ -298,6 +314,7 @@ class ProjectController(QObject):
         """Keep the author's edit as a new revision; returns the chapters now needing a rebuild."""
         self._writable()
         marked = self.store.save_manual_edit(number, text)
+        self._forget_chapters()
         if marked:
             self.chapter_saved.emit(number, marked)
             self.chapters_changed.emit()
@@ -315,6 +332,7 @@ class ProjectController(QObject):
         The signals follow on later event-loop turns, one each, and several commits in a row coalesce: the
         views re-read the novel then, not inside the pipeline's coroutine, so a commit never freezes the
         window for all of them at once (the next chapter may already be streaming)."""
+        self._forget_chapters()
         if not self._commit_pending:
             self._commit_pending = True
             QTimer.singleShot(0, self._emit_chapters_changed)

@@ -231,7 +231,7 @@ class MainWindow(WindowActions):
     def _create_quality_panel(self) -> None:
         from novel_desktop.ui.quality_panel import QualityPanel
 
-        panel = QualityPanel(self.project)
+        panel = QualityPanel(self.project, defer_first=True)
         panel.jump_requested.connect(self._on_quality_jump_requested)
         panel.chapter_requested.connect(self.open_chapter)
         self.quality_panel = panel

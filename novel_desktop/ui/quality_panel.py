@@ -33,7 +33,11 @@ class QualityPanel(ChapterReportMixin, NovelTrendMixin, QWidget):
     #: Open chapter ``int`` (from the trend charts or 在编辑器中打开).
     chapter_requested = Signal(int)
 
-    def __init__(self, project: ProjectController, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, project: ProjectController, parent: QWidget | None = None, *, defer_first: bool = False
+    ) -> None:
+        """``defer_first``: read the novel on the next event-loop turn, not now (the window, which shows a
+        chapter's report at once after opening a novel)."""
         super().__init__(parent)
         self.project = project
         self.chapter: int | None = None
@@ -65,7 +69,10 @@ class QualityPanel(ChapterReportMixin, NovelTrendMixin, QWidget):
         self.tabs.addTab(self._build_chapter_tab(), tr("本章"))
         self.tabs.addTab(self._build_novel_tab(), tr("全书"))
         self._connect()
-        self.refresh()
+        if defer_first:
+            self._refresh_timer.start()  # the window shows a chapter's report first (show_chapter)
+        else:
+            self.refresh()
 
     def _connect(self) -> None:
         self.tabs.currentChanged.connect(self._on_tabs_current_changed)
@@ -93,6 +100,9 @@ class QualityPanel(ChapterReportMixin, NovelTrendMixin, QWidget):
 
     def show_chapter(self, number: int) -> None:
         """Show chapter ``number``'s report on the 本章 tab."""
+        if self._refresh_timer.isActive():  # this is the re-read a pending refresh would do
+            self._refresh_timer.stop()
+            self._trend_dirty = True
         self._fill_chapter_combo()
         self._show(number)
         self.tabs.setCurrentIndex(0)
