@@ -8,11 +8,13 @@ Reads are short SQLite queries (milliseconds) and run in the GUI thread; anythin
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QCoreApplication, QObject, QThread, QTimer, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from novel_desktop.i18n import tr
 from novel_desktop.storage import layout, lock
@@ -50,7 +52,8 @@ class ProjectController(QObject):
         self._store: NovelStore | None = None
         #: The AI-phrase list in force, with the ai-blacklist.json text it was built from.
         self._phrases: tuple[str | None, list[PhraseEntry]] | None = None
-        self._chapters_memo: tuple[NovelStore, list[ChapterInfo]] | None = None  # chapters(), this turn
+        self._chapters_memo: tuple[NovelStore, list[ChapterInfo]] | None = None  # chapters() in reading()
+        self._reading = 0
         self._commit_pending = False  #: a commit's signals are on their way (notify_pipeline_commit)
 
     # ------------------------------------------------------------------ lifecycle
@@ -133,19 +136,28 @@ class ProjectController(QObject):
         return self.store.checkpoint()
 
     def chapters(self) -> list[ChapterInfo]:
-        """Every chapter's info. Read once per event-loop turn: opening a novel or following a commit, the
-        tree, the tabs and the quality panel each ask within one turn, and a 500-chapter list is not free.
-        A write through this controller (or a commit's notice) forgets it at once."""
+        """Every chapter's info; inside :meth:`reading`, read once for all who ask."""
         store = self.store
         memo = self._chapters_memo
         if memo is not None and memo[0] is store:
             return list(memo[1])
         chapters = store.list_chapters()
-        app = QCoreApplication.instance()
-        if app is not None and QThread.currentThread() is app.thread():  # the GUI thread: the turn ends
+        if self._reading:
             self._chapters_memo = (store, chapters)
-            QTimer.singleShot(0, self._forget_chapters)
         return list(chapters)
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """A stretch of reads with no write in between (opening a novel, the views following a commit):
+        the tree, the tabs and the quality panel each ask for the chapter list, and a 500-chapter list is
+        read once for all of them. A write through this controller forgets it at once."""
+        self._reading += 1
+        try:
+            yield
+        finally:
+            self._reading -= 1
+            if not self._reading:
+                self._chapters_memo = None
 
     def _forget_chapters(self) -> None:
         self._chapters_memo = None
@@ -339,5 +351,6 @@ class ProjectController(QObject):
 
     def _emit_chapters_changed(self) -> None:
         self._commit_pending = False
-        self.chapters_changed.emit()
+        with self.reading():  # every view re-reads: the chapter list once for all
+            self.chapters_changed.emit()
         QTimer.singleShot(0, self.status_changed.emit)
