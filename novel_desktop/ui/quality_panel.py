@@ -24,6 +24,9 @@ from novel_desktop.ui.quality_chapter import ChapterReportMixin
 from novel_desktop.ui.quality_text import ClickableLabel
 from novel_desktop.ui.quality_trend import NovelTrendMixin, TrendPoint
 
+#: How long the window's panel waits for the chapter report before reading the novel's (milliseconds).
+FIRST_REFRESH_MS = 200
+
 
 class QualityPanel(ChapterReportMixin, NovelTrendMixin, QWidget):
     """The quality report; see the module docstring."""
@@ -70,7 +73,9 @@ class QualityPanel(ChapterReportMixin, NovelTrendMixin, QWidget):
         self.tabs.addTab(self._build_novel_tab(), tr("全书"))
         self._connect()
         if defer_first:
-            self._refresh_timer.start()  # the window shows a chapter's report first (show_chapter)
+            # The window shows the last chapter's report at once (show_chapter), which makes this re-read
+            # unnecessary; it still comes when no chapter is shown (a novel without chapters).
+            self._refresh_timer.start(FIRST_REFRESH_MS)
         else:
             self.refresh()
 
@@ -82,7 +87,7 @@ class QualityPanel(ChapterReportMixin, NovelTrendMixin, QWidget):
         self.ai_series.clicked.connect(self._on_trend_clicked)
         self._scan_timer.timeout.connect(self._on_scan_timer_timeout)
         # After a commit the tree re-reads first; the report follows on a turn of its own.
-        self.project.chapters_changed.connect(self._refresh_timer.start)
+        self.project.chapters_changed.connect(self._on_project_chapters_changed)
         self.project.project_opened.connect(self._on_project_opened)
         self.project.project_closed.connect(self.refresh)
         self.project.document_changed.connect(self._on_project_document_changed)
@@ -134,6 +139,9 @@ class QualityPanel(ChapterReportMixin, NovelTrendMixin, QWidget):
         nearest = min(chapters, key=lambda c: abs(c - point.x()))
         self.show_chapter(nearest)
         self.chapter_requested.emit(nearest)
+
+    def _on_project_chapters_changed(self) -> None:
+        self._refresh_timer.start(0)
 
     def _on_project_opened(self, _path: str) -> None:
         self.chapter = None

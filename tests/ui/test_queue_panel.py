@@ -5,6 +5,7 @@ draft's rows (DraftAhead / DraftDiscarded, emitted by hand here: the core's pipe
 from __future__ import annotations
 
 import asyncio
+
 import pytest
 import qasync
 from pytestqt.qtbot import QtBot
