@@ -12,10 +12,12 @@ from dataclasses import dataclass
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QApplication,
+    QFrame,
     QGridLayout,
     QLabel,
     QMainWindow,
     QProgressBar,
+    QScrollArea,
     QStyle,
     QSystemTrayIcon,
     QVBoxLayout,
@@ -51,6 +53,8 @@ _STATE_COLORS = {
     STOPPED: "#9a3412",
     AHEAD: "#1a73e8",
 }
+#: How many rows the panel shows before it scrolls.
+VISIBLE_ROWS = 5
 #: The widest a row's state (with its reason) is shown, in pixels; the tooltip has all of it.
 STATE_WIDTH = 320
 #: Gate decisions that send a chapter back to be written again.
@@ -100,7 +104,15 @@ class QueuePanel(QWidget):
         self.title = QLabel()
         self.title.setStyleSheet("color: palette(dark);")
         outer.addWidget(self.title)
-        outer.addLayout(self._grid)
+        # A long queue (续写 50 章) scrolls inside the panel instead of pushing the log out of the dock.
+        rows = QWidget()
+        rows.setLayout(self._grid)
+        self.rows_area = QScrollArea()
+        self.rows_area.setWidget(rows)
+        self.rows_area.setWidgetResizable(True)
+        self.rows_area.setFrameShape(QFrame.Shape.NoFrame)
+        self.rows_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        outer.addWidget(self.rows_area)
         self.hide()
         p = pipeline
         p.running_changed.connect(self._on_pipeline_running_changed)
@@ -126,6 +138,8 @@ class QueuePanel(QWidget):
         for chapter in range(first, first + count):
             self._row(chapter)
         self.title.setText(tr("续写队列：{n} 章").format(n=count))
+        line = self.fontMetrics().height() + 8
+        self.rows_area.setFixedHeight(min(count, VISIBLE_ROWS) * line + 4)
         self.show()
 
     def clear(self) -> None:
@@ -171,7 +185,9 @@ class QueuePanel(QWidget):
         return int(cp.get("last_completed_chapter") or 0) + 1
 
     def _on_pipeline_chapter_started(self, chapter: int, _resumed: str) -> None:
-        self._row(chapter).set_state(WRITING, 0)
+        row = self._row(chapter)
+        row.set_state(WRITING, 0)
+        self.rows_area.ensureWidgetVisible(row.number)  # a long queue follows the chapter being written
 
     def _on_pipeline_stage_started(self, chapter: int, stage: str) -> None:
         step = QUEUE_STEP_OF_STAGE.get(stage)
