@@ -277,8 +277,12 @@ class LLMChapterAgents:
         focus = focus or RefineFocus()
         budget = int(len(text) * MAX_CHANGE_RATIO) if focus.budget is None else focus.budget
         later = focus.budget is not None
-        context = fact_sheet.refiner_context(facts, text, budget, focus.points, later=later)
-        prompt = render_template("style_refiner", context)
+        # The context measures the text (style metrics, segmentation): CPU work, off the event loop.
+        prompt = await asyncio.to_thread(
+            lambda: render_template(
+                "style_refiner", fact_sheet.refiner_context(facts, text, budget, focus.points, later=later)
+            )
+        )
         round_, judged = await self._round(brief.chapter)
         await self._note(facts, "polish" if judged else "refiner", round_, prompt, AgentRole.style_refiner)
         return await self._review_call(
@@ -302,7 +306,9 @@ class LLMChapterAgents:
     @_on_chapter
     async def judge(self, brief: ChapterBrief, text: str, *, secondary: bool) -> AgentResult[Evaluation]:
         facts = await self._load(brief.chapter)
-        prompt = render_template("quality_judge", fact_sheet.judge_context(facts, text))
+        prompt = await asyncio.to_thread(
+            lambda: render_template("quality_judge", fact_sheet.judge_context(facts, text))
+        )  # measures the text (style metrics): off the event loop
         role = AgentRole.judge_secondary if secondary else AgentRole.quality_judge
         round_ = (await self._round(brief.chapter))[0]
         await self._note(facts, "judge2" if secondary else "judge", round_, prompt, role)

@@ -8,11 +8,13 @@ Reads are short SQLite queries (milliseconds) and run in the GUI thread; anythin
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from novel_desktop.i18n import tr
 from novel_desktop.storage import layout, lock
@@ -50,6 +52,9 @@ class ProjectController(QObject):
         self._store: NovelStore | None = None
         #: The AI-phrase list in force, with the ai-blacklist.json text it was built from.
         self._phrases: tuple[str | None, list[PhraseEntry]] | None = None
+        self._chapters_memo: tuple[NovelStore, list[ChapterInfo]] | None = None  # chapters() in reading()
+        self._reading = 0
+        self._commit_pending = False  #: a commit's signals are on their way (notify_pipeline_commit)
 
     # ------------------------------------------------------------------ lifecycle
     @property
@@ -131,7 +136,31 @@ class ProjectController(QObject):
         return self.store.checkpoint()
 
     def chapters(self) -> list[ChapterInfo]:
-        return self.store.list_chapters()
+        """Every chapter's info; inside :meth:`reading`, read once for all who ask."""
+        store = self.store
+        memo = self._chapters_memo
+        if memo is not None and memo[0] is store:
+            return list(memo[1])
+        chapters = store.list_chapters()
+        if self._reading:
+            self._chapters_memo = (store, chapters)
+        return list(chapters)
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """A stretch of reads with no write in between (opening a novel, the views following a commit):
+        the tree, the tabs and the quality panel each ask for the chapter list, and a 500-chapter list is
+        read once for all of them. A write through this controller forgets it at once."""
+        self._reading += 1
+        try:
+            yield
+        finally:
+            self._reading -= 1
+            if not self._reading:
+                self._chapters_memo = None
+
+    def _forget_chapters(self) -> None:
+        self._chapters_memo = None
 
     def chapter_text(self, number: int) -> str:
         return self.store.chapter_text(number) or ""
@@ -297,6 +326,7 @@ class ProjectController(QObject):
         """Keep the author's edit as a new revision; returns the chapters now needing a rebuild."""
         self._writable()
         marked = self.store.save_manual_edit(number, text)
+        self._forget_chapters()
         if marked:
             self.chapter_saved.emit(number, marked)
             self.chapters_changed.emit()
@@ -309,6 +339,18 @@ class ProjectController(QObject):
         self.document_changed.emit(path)
 
     def notify_pipeline_commit(self) -> None:
-        """The pipeline committed a chapter (called by the pipeline controller)."""
-        self.chapters_changed.emit()
-        self.status_changed.emit()
+        """The pipeline committed a chapter (called by the pipeline controller).
+
+        The signals follow on later event-loop turns, one each, and several commits in a row coalesce: the
+        views re-read the novel then, not inside the pipeline's coroutine, so a commit never freezes the
+        window for all of them at once (the next chapter may already be streaming)."""
+        self._forget_chapters()
+        if not self._commit_pending:
+            self._commit_pending = True
+            QTimer.singleShot(0, self._emit_chapters_changed)
+
+    def _emit_chapters_changed(self) -> None:
+        self._commit_pending = False
+        with self.reading():  # every view re-reads: the chapter list once for all
+            self.chapters_changed.emit()
+        QTimer.singleShot(0, self.status_changed.emit)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QLabel, QWidget
 
 from novel_desktop.controllers.costs import CostTotals, novel_cost
@@ -20,6 +21,10 @@ def cost_tooltip(total: CostTotals) -> str:
     )
 
 
+#: How often the total follows a streaming run (milliseconds).
+LIVE_REFRESH_MS = 1000
+
+
 class CostLabel(QLabel):
     """The novel's total cost; read again when a novel opens and whenever a run or a step ends."""
 
@@ -33,8 +38,15 @@ class CostLabel(QLabel):
         pipeline.chapter_committed.connect(self.refresh)
         pipeline.running_changed.connect(self.refresh)
         pipeline.step_finished.connect(self.refresh)
-        pipeline.usage_updated.connect(self.refresh)  # a few times a second at most while streaming
+        # Live usage arrives with every streamed piece: the ledger is read again at most once a second.
+        self._live_timer = QTimer(self, singleShot=True, interval=LIVE_REFRESH_MS)
+        self._live_timer.timeout.connect(self.refresh)
+        pipeline.usage_updated.connect(self._on_pipeline_usage_updated)
         self.refresh()
+
+    def _on_pipeline_usage_updated(self, *_args: object) -> None:
+        if not self._live_timer.isActive():
+            self._live_timer.start()
 
     def refresh(self, *_args: object) -> None:
         project = self.pipeline.project

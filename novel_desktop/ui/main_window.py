@@ -233,7 +233,7 @@ class MainWindow(WindowActions):
     def _create_quality_panel(self) -> None:
         from novel_desktop.ui.quality_panel import QualityPanel
 
-        panel = QualityPanel(self.project)
+        panel = QualityPanel(self.project, defer_first=True)
         panel.jump_requested.connect(self._on_quality_jump_requested)
         panel.chapter_requested.connect(self.open_chapter)
         self.quality_panel = panel
@@ -481,7 +481,7 @@ class MainWindow(WindowActions):
     # ------------------------------------------------------------------ slots
     def _on_project_chapters_changed(self) -> None:
         self.tree.reload()
-        self._update_status()
+        QTimer.singleShot(0, self._update_status)  # its own turn: a commit's re-reads are spread out
 
     def _on_project_chapter_saved(self, _number: int, _marked: list[int]) -> None:
         self._update_status()

@@ -28,6 +28,7 @@ from novel_desktop.controllers.pipeline_controller import PipelineController, re
 from novel_desktop.controllers.pipeline_events import GATE_STAGE
 from novel_desktop.i18n import tr
 from novel_desktop.ui.quality_text import GATE_DECISIONS
+from novel_desktop.ui.queue_panel import QueuePanel
 
 #: The five steps the author sees, and the pipeline stages each one covers.
 STEPS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -83,6 +84,9 @@ class PipelineDock(QWidget):
         self.pipeline = pipeline
         self._chapter = 0
         self._usage: dict[int, tuple[int, int, float]] = {}
+        #: The last stage of each chapter of this run: a chapter drafted early (pipelining) has its stages
+        #: before it becomes the dock's chapter; the bar shows them then.
+        self._stages: dict[int, str] = {}
         self._streamed = 0
         # Streamed text and live usage arrive many times a second: the label follows a few times a second.
         self._usage_timer = QTimer(self, singleShot=True, interval=USAGE_REFRESH_MS)
@@ -130,6 +134,10 @@ class PipelineDock(QWidget):
         self.usage_label.setStyleSheet("color: palette(dark);")
         self.usage_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         outer.addWidget(self.usage_label)
+
+        # --- the 续写 queue: a row per chapter (shown while a queue runs and after it, until the next)
+        self.queue = QueuePanel(pipeline)
+        outer.addWidget(self.queue)
 
         # --- the last error, in words the author can act on
         self.error_label = QLabel()
@@ -264,6 +272,7 @@ class PipelineDock(QWidget):
         self._update_buttons()
         if running:
             self._usage.clear()
+            self._stages.clear()
             self._streamed = 0
             self.error_label.hide()
             self._update_usage()
@@ -278,6 +287,9 @@ class PipelineDock(QWidget):
         self.chapter_label.setText(self._chapter_name(chapter))
         for step in self.steps:
             step.set_state("pending")
+        early = self._stages.get(chapter)
+        if early in STEP_OF_STAGE:  # drafted early, while the chapter before it was judged
+            self._set_step(STEP_OF_STAGE[early], early)
         if resumed_from:
             done = resumable_stage_name(resumed_from)  # the author reads 评审完成, not the stage id "judged"
             self.log(
@@ -290,6 +302,9 @@ class PipelineDock(QWidget):
         self._update_usage()
 
     def _on_pipeline_stage_started(self, chapter: int, stage: str) -> None:
+        self._stages[chapter] = stage
+        if self._chapter and chapter != self._chapter:
+            return  # the next chapter's early draft: its row in the queue shows it
         if stage in ("draft", "revise"):
             self._streamed = 0
         index = STEP_OF_STAGE.get(stage)
@@ -298,7 +313,9 @@ class PipelineDock(QWidget):
         if stage == "revise":
             self.log(tr("{ch} 按评审意见修订").format(ch=self._chapter_name(chapter)))
 
-    def _on_pipeline_text_delta(self, _chapter: int, text: str) -> None:
+    def _on_pipeline_text_delta(self, chapter: int, text: str) -> None:
+        if chapter != self._chapter:
+            return  # an early draft of the next chapter
         self._streamed += len(text)
         if not self._usage_timer.isActive():
             self._usage_timer.start()
@@ -430,6 +447,8 @@ class LiveDraftView(QPlainTextEdit):
         font.setPointSizeF(font.pointSizeF() * 1.15)
         self.setFont(font)
         self._pending: list[str] = []
+        #: The chapter this view streams (0 until the first starts); others' text is not shown here.
+        self.chapter = 0
         # The writer ends its reply with a fenced JSON block of state hints for the program, not prose:
         # once the fence starts, the rest is not shown.
         self._tail = ""
@@ -471,17 +490,29 @@ class LiveDraftView(QPlainTextEdit):
         self._flush_timer.stop()
         self.clear()
 
-    def _on_pipeline_chapter_started(self, _chapter: int, _resumed: str) -> None:
+    def start(self, chapter: int, text: str = "") -> None:
+        """Stream ``chapter`` from here on, beginning with ``text`` (what its early draft streamed so far)."""
         self._clear()
+        self.chapter = chapter
+        if text:
+            self._pending.append(text)
+            self.flush()
 
-    def _on_pipeline_stage_started(self, _chapter: int, stage: str) -> None:
-        if stage in ("draft", "revise"):
+    def _on_pipeline_chapter_started(self, chapter: int, _resumed: str) -> None:
+        if chapter != self.chapter:
+            self.start(chapter)
+
+    def _on_pipeline_stage_started(self, chapter: int, stage: str) -> None:
+        if stage in ("draft", "revise") and chapter == self.chapter:
             self._clear()  # a revision streams a whole new text
 
-    def _on_pipeline_text_delta(self, _chapter: int, text: str) -> None:
+    def _on_pipeline_text_delta(self, chapter: int, text: str) -> None:
+        if self.chapter and chapter != self.chapter:
+            return  # the next chapter's early draft (pipelining): the run flow keeps it for its own turn
         self._pending.append(text)
         if not self._flush_timer.isActive():
             self._flush_timer.start()
 
-    def _on_pipeline_text_reset(self, _chapter: int) -> None:
-        self._clear()
+    def _on_pipeline_text_reset(self, chapter: int) -> None:
+        if not self.chapter or chapter == self.chapter:
+            self._clear()

@@ -66,6 +66,8 @@ class Node:
     status: str = ""
     parent: Node | None = None
     children: list[Node] = field(default_factory=list)
+    #: Children read only when first needed (the view expands the node, or code asks for the section).
+    pending: Callable[[], list[Node]] | None = None
 
     def add(self, child: Node) -> Node:
         child.parent = self
@@ -263,6 +265,13 @@ class ProjectTreeModel(QAbstractItemModel):
                 )
         for kind, title in SECTIONS:
             section = self._root.add(Node(SECTION, tr(title), kind))
+            if kind == CHARACTER:
+                # One card (a JSON document) per character: read when the section is opened, counted now.
+                cards = self.project.documents("characters/active/")
+                count = sum(1 for path in cards if path.endswith(".json"))
+                section.detail = str(count) if count else ""
+                section.pending = (lambda: self._section_children(CHARACTER)) if count else None
+                continue
             for child in self._section_children(kind):
                 section.add(child)
             section.detail = str(len(section.children)) if section.children else ""
@@ -334,7 +343,27 @@ class ProjectTreeModel(QAbstractItemModel):
         ]
 
     def section(self, kind: str) -> Node | None:
-        return next((n for n in self._root.children if n.kind == SECTION and n.key == kind), None)
+        node = next((n for n in self._root.children if n.kind == SECTION and n.key == kind), None)
+        if node is not None and node.pending is not None:
+            self.fetchMore(self.createIndex(node.row(), 0, node))
+        return node
+
+    def hasChildren(self, parent: _ModelIndex = QModelIndex()) -> bool:
+        node = self.node(parent)
+        return node.pending is not None or self.rowCount(parent) > 0
+
+    def canFetchMore(self, parent: _ModelIndex) -> bool:
+        return self.node(parent).pending is not None
+
+    def fetchMore(self, parent: _ModelIndex) -> None:
+        node = self.node(parent)
+        load, node.pending = node.pending, None
+        children = load() if load is not None else []
+        if children:
+            self.beginInsertRows(parent, 0, len(children) - 1)
+            for child in children:
+                node.add(child)
+            self.endInsertRows()
 
     # ------------------------------------------------------------------ QAbstractItemModel
     def index(self, row: int, column: int, parent: _ModelIndex = QModelIndex()) -> QModelIndex:

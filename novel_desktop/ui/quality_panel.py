@@ -24,6 +24,9 @@ from novel_desktop.ui.quality_chapter import ChapterReportMixin
 from novel_desktop.ui.quality_text import ClickableLabel
 from novel_desktop.ui.quality_trend import NovelTrendMixin, TrendPoint
 
+#: How long the window's panel waits for the chapter report before reading the novel's (milliseconds).
+FIRST_REFRESH_MS = 200
+
 
 class QualityPanel(ChapterReportMixin, NovelTrendMixin, QWidget):
     """The quality report; see the module docstring."""
@@ -33,7 +36,11 @@ class QualityPanel(ChapterReportMixin, NovelTrendMixin, QWidget):
     #: Open chapter ``int`` (from the trend charts or 在编辑器中打开).
     chapter_requested = Signal(int)
 
-    def __init__(self, project: ProjectController, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, project: ProjectController, parent: QWidget | None = None, *, defer_first: bool = False
+    ) -> None:
+        """``defer_first``: read the novel on the next event-loop turn, not now (the window, which shows a
+        chapter's report at once after opening a novel)."""
         super().__init__(parent)
         self.project = project
         self.chapter: int | None = None
@@ -55,6 +62,8 @@ class QualityPanel(ChapterReportMixin, NovelTrendMixin, QWidget):
         self._scan_timer = QTimer(self)
         self._scan_timer.setSingleShot(True)
         self._scan_timer.setInterval(0)
+        self._refresh_timer = QTimer(self, singleShot=True, interval=0)
+        self._refresh_timer.timeout.connect(self.refresh)
 
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
@@ -63,7 +72,12 @@ class QualityPanel(ChapterReportMixin, NovelTrendMixin, QWidget):
         self.tabs.addTab(self._build_chapter_tab(), tr("本章"))
         self.tabs.addTab(self._build_novel_tab(), tr("全书"))
         self._connect()
-        self.refresh()
+        if defer_first:
+            # The window shows the last chapter's report at once (show_chapter), which makes this re-read
+            # unnecessary; it still comes when no chapter is shown (a novel without chapters).
+            self._refresh_timer.start(FIRST_REFRESH_MS)
+        else:
+            self.refresh()
 
     def _connect(self) -> None:
         self.tabs.currentChanged.connect(self._on_tabs_current_changed)
@@ -72,7 +86,8 @@ class QualityPanel(ChapterReportMixin, NovelTrendMixin, QWidget):
         self.score_series.clicked.connect(self._on_trend_clicked)
         self.ai_series.clicked.connect(self._on_trend_clicked)
         self._scan_timer.timeout.connect(self._on_scan_timer_timeout)
-        self.project.chapters_changed.connect(self.refresh)
+        # After a commit the tree re-reads first; the report follows on a turn of its own.
+        self.project.chapters_changed.connect(self._on_project_chapters_changed)
         self.project.project_opened.connect(self._on_project_opened)
         self.project.project_closed.connect(self.refresh)
         self.project.document_changed.connect(self._on_project_document_changed)
@@ -90,6 +105,9 @@ class QualityPanel(ChapterReportMixin, NovelTrendMixin, QWidget):
 
     def show_chapter(self, number: int) -> None:
         """Show chapter ``number``'s report on the 本章 tab."""
+        if self._refresh_timer.isActive():  # this is the re-read a pending refresh would do
+            self._refresh_timer.stop()
+            self._trend_dirty = True
         self._fill_chapter_combo()
         self._show(number)
         self.tabs.setCurrentIndex(0)
@@ -121,6 +139,9 @@ class QualityPanel(ChapterReportMixin, NovelTrendMixin, QWidget):
         nearest = min(chapters, key=lambda c: abs(c - point.x()))
         self.show_chapter(nearest)
         self.chapter_requested.emit(nearest)
+
+    def _on_project_chapters_changed(self) -> None:
+        self._refresh_timer.start(0)
 
     def _on_project_opened(self, _path: str) -> None:
         self.chapter = None

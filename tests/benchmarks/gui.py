@@ -29,6 +29,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 TOKEN_RATE = 400.0  # output tokens per second: a typical streaming speed, so the run has a long stream
 TICK_MS = 5
+#: How many project frames (innermost first) the stall probe names per sample.
+DEPTH = int(os.environ.get("GUI_BENCH_DEPTH", "3"))
 
 
 def _script(server: Any) -> None:
@@ -45,13 +47,59 @@ def _script(server: Any) -> None:
     server.set_default("judge_secondary", reply(judge_json(4.2)))
 
 
+class StallProbe:
+    """Samples the GUI thread's Python stack every millisecond from a helper thread, so a late tick can be
+    blamed on what ran during it: the innermost project frame (``novel_desktop``) and the outermost one."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self._target = threading.get_ident()
+        self._samples: list[tuple[float, str]] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.001):
+            frame = sys._current_frames().get(self._target)
+            names: list[str] = []
+            while frame is not None:
+                code = frame.f_code
+                if "novel_desktop" in code.co_filename or "anthropic" in code.co_filename:
+                    short = code.co_filename.rsplit("/", 1)[-1]
+                    names.append(f"{short}:{code.co_name}")
+                frame = frame.f_back
+            if names:
+                self._samples.append((time.perf_counter(), " < ".join(names[:DEPTH])))
+
+    def blame(self, windows: list[tuple[float, float, float]], top: int = 8) -> list[str]:
+        """What was sampled during each stall window (start, end, stall ms), the longest stalls first."""
+        lines = []
+        for start, end, stall in sorted(windows, key=lambda w: -w[2])[:top]:
+            seen: dict[str, int] = {}
+            for at, where in self._samples:
+                if start <= at <= end:
+                    seen[where] = seen.get(where, 0) + 1
+            common = sorted(seen.items(), key=lambda kv: -kv[1])[:3]
+            lines.append(f"{stall:.1f} ms: " + ("; ".join(f"{w} ×{n}" for w, n in common) or "(Qt/C++)"))
+        return lines
+
+
 class Ticker:
-    """A 5 ms Qt timer recording how late each tick fires."""
+    """A 5 ms Qt timer recording how late each tick fires (and when the long ones were, for the probe)."""
 
     def __init__(self) -> None:
         from PySide6.QtCore import Qt, QTimer
 
         self.stalls: list[float] = []
+        self.windows: list[tuple[float, float, float]] = []
         self._last = 0.0
         self.timer = QTimer()
         self.timer.setTimerType(Qt.TimerType.PreciseTimer)
@@ -67,7 +115,10 @@ class Ticker:
 
     def _tick(self) -> None:
         now = time.perf_counter()
-        self.stalls.append(max(0.0, (now - self._last) * 1000 - TICK_MS))
+        stall = max(0.0, (now - self._last) * 1000 - TICK_MS)
+        self.stalls.append(stall)
+        if stall > 8:
+            self.windows.append((self._last, now, stall))
         self._last = now
 
 
@@ -98,6 +149,8 @@ async def _run_chapter(novel: Path) -> dict[str, Any]:
     controller.finished.connect(lambda: done.done() or done.set_result(None))
     # The window warms the heavy libraries up in the background once it is shown, as the app does; the
     # stalls of that first-use loading are reported apart from the run's.
+    probe = StallProbe()
+    probe.start()
     warm = Ticker()
     warm.start()
     warm_started = time.perf_counter()
@@ -113,6 +166,7 @@ async def _run_chapter(novel: Path) -> dict[str, Any]:
     await asyncio.wait_for(done, 300)
     elapsed = time.perf_counter() - started
     ticker.stop()
+    probe.stop()
     committed = len(project.chapters())
     project.close()
     window.close()
@@ -122,6 +176,8 @@ async def _run_chapter(novel: Path) -> dict[str, Any]:
         "stalls": ticker.stalls,
         "warm_up_s": warm_s,
         "warm_up_max_stall_ms": max(warm.stalls, default=0.0),
+        "warm_up_stalls": probe.blame(warm.windows, top=4),
+        "run_stalls": probe.blame(ticker.windows),
         "run_s": elapsed,
         "deltas": len(deltas),
         "chars": sum(deltas),
@@ -257,6 +313,9 @@ def run() -> tuple[dict[str, float], dict[str, Any]]:
         "run_s": round(chapter["run_s"], 2),
         "warm_up_s": round(chapter["warm_up_s"], 2),
         "warm_up_max_stall_ms": round(chapter["warm_up_max_stall_ms"], 1),
+        # The longest stalls and what the GUI thread ran during each (sampled), the run's and the warm-up's.
+        "run_stalls": chapter["run_stalls"],
+        "warm_up_stalls": chapter["warm_up_stalls"],
         "streamed_pieces": chapter["deltas"],
         "streamed_chars": chapter["chars"],
         "chapters_after_run": chapter["chapters"],

@@ -166,7 +166,7 @@ def test_the_english_catalogue_covers_the_pipeline_ui() -> None:
     import re
 
     from novel_desktop.paths import resource
-    from novel_desktop.ui import ask_dialog, pipeline_dock, style_drop
+    from novel_desktop.ui import ask_dialog, pipeline_dock, queue_panel, style_drop
 
     catalogue = json.loads(resource("i18n", "en", "pipeline_ui.json").read_text(encoding="utf-8"))
     modules = [
@@ -174,6 +174,7 @@ def test_the_english_catalogue_covers_the_pipeline_ui() -> None:
         "controllers/jobs.py",
         "controllers/style_controller.py",
         "ui/pipeline_dock.py",
+        "ui/queue_panel.py",
         "ui/ask_dialog.py",
         "ui/style_drop.py",
     ]
@@ -186,6 +187,7 @@ def test_the_english_catalogue_covers_the_pipeline_ui() -> None:
     tables = [title for title, _ in pipeline_dock.STEPS] + ["修订", "二次润色", "复核"]
     tables += list(pipeline_dock.GATE_DECISIONS.values()) + list(pipeline_dock.STATE_NAMES.values())
     tables += list(ask_dialog.TOPIC_TITLES.values())
+    tables += list(queue_panel.QUEUE_STATES) + [title for title, _ in queue_panel.QUEUE_STEPS]
     tables += [label for _, label in style_drop.SOURCE_TYPES] + [
         label for _, label, _ in style_drop.METRIC_LABELS
     ]

@@ -272,7 +272,8 @@ def test_a_new_verdict_reaches_the_open_trend(
     project.store.put_staging("evaluations/chapter-002-eval.json", json.dumps(_seed_eval(2)))
     project.store.commit_chapter(2, volume=1, storyline_id="main_arc")
     project.notify_pipeline_commit()
-    assert [p.x() for p in panel.score_series.points()] == [1.0, 2.0]
+    # The views re-read on later event-loop turns (never inside the pipeline's coroutine).
+    qtbot.waitUntil(lambda: [p.x() for p in panel.score_series.points()] == [1.0, 2.0])
 
 
 # ---------------------------------------------------------------------------------------------- English

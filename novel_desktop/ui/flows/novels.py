@@ -46,16 +46,17 @@ class NovelFlows:
             return True
         if not self.close_novel():
             return False
-        try:
-            w.project.open(path)
-        except ProjectLocked as exc:
-            opened: list[bool] = []
-            self._resolve_lock(path, exc, lambda: opened.append(self._open_again(path, remember)))
-            return bool(opened and opened[0])
-        except Exception as exc:  # a broken file, a newer schema, a missing file: say so, keep the window
-            alerts.error(w, tr("无法打开"), open_failure(path, exc))
-            return False
-        self._opened(path, remember)
+        with w.project.reading():  # the views read the chapter list once between them
+            try:
+                w.project.open(path)
+            except ProjectLocked as exc:
+                opened: list[bool] = []
+                self._resolve_lock(path, exc, lambda: opened.append(self._open_again(path, remember)))
+                return bool(opened and opened[0])
+            except Exception as exc:  # a broken file, a newer schema, a missing file: say so, keep the window
+                alerts.error(w, tr("无法打开"), open_failure(path, exc))
+                return False
+            self._opened(path, remember)
         return True
 
     def _open_again(self, path: Path, remember: bool) -> bool:

@@ -80,6 +80,9 @@ class RollbackFlows:
 
     def _on_controller_rolled_back(self, removed: list[int]) -> None:
         w = self.window
+        # The author's own action: the tree and the counts follow at once (a commit's notice comes later).
+        w.tree.reload()
+        w._update_status()
         for number in removed:
             tab = w.chapter_tab(number)
             if tab is not None:  # saved before the rollback: its text is in the archive now
@@ -129,6 +132,8 @@ class RollbackFlows:
             alerts.warning(self.view or w, tr("恢复章节"), str(exc))
             return
         self._refresh()
+        w.tree.reload()
+        w._update_status()
         w.open_chapter(info.chapter)
         w.statusBar().showMessage(
             tr("已恢复第{n}章；它需要重建（写作 → 重建）才能继续写").format(n=info.chapter), 20000

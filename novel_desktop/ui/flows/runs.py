@@ -14,6 +14,7 @@ from novel_desktop.ui import alerts
 from novel_desktop.ui.flows.drafts import DraftFlows
 from novel_desktop.ui.flows.stale import StaleFlows
 from novel_desktop.ui.pipeline_dock import LiveDraftView
+from novel_desktop.ui.queue_panel import QueueNotifier
 
 if TYPE_CHECKING:
     from novel_desktop.ui.main_window import MainWindow
@@ -48,6 +49,12 @@ class RunFlows:
         pc.running_changed.connect(self.on_pipeline_running_changed)
         pc.chapter_started.connect(self.on_pipeline_chapter_started)
         pc.chapter_committed.connect(self.on_pipeline_chapter_committed)
+        #: What each chapter drafted early (pipelining) streamed before its turn: shown once it starts.
+        self.early: dict[int, list[str]] = {}
+        pc.text_delta.connect(self._on_pipeline_text_delta)
+        pc.stage_started.connect(self._on_pipeline_stage_started)
+        pc.text_reset.connect(lambda chapter: self.early.pop(chapter, None))
+        pc.draft_discarded.connect(lambda chapter, _why: self.early.pop(chapter, None))
         pc.finished.connect(self.on_pipeline_finished)
         pc.failed.connect(self._on_pipeline_failed)
         pc.rebuild_finished.connect(self._on_pipeline_rebuild_finished)
@@ -55,6 +62,8 @@ class RunFlows:
         pc.volume_finished.connect(self._on_pipeline_volume_finished)
         self.drafts = DraftFlows(window)  # the staged chapter after 手动改 (issue 14)
         self.stale = StaleFlows(window)  # the 重建 bar, and 先重建 before 续写 (issue 15)
+        #: The tray message (or status bar line) when a 续写 queue ends or a gate needs the author.
+        self.notifier = QueueNotifier(window, pc)
 
     def _read_only(self) -> bool:
         """A read-only novel runs nothing (every run writes); the author is told how to work on a copy."""
@@ -213,7 +222,10 @@ class RunFlows:
 
     def on_pipeline_chapter_started(self, chapter: int, _resumed: str) -> None:
         w = self.window
+        early = "".join(self.early.pop(chapter, []))
         live = self._ensure_live_tab(chapter)
+        if live.chapter != chapter or early:
+            live.start(chapter, early)
         w.center.setCurrentWidget(w.tabs)
         w.tabs.setCurrentWidget(live)
 
@@ -242,8 +254,17 @@ class RunFlows:
         w.open_chapter(chapter)
         self.auto_opened = chapter if opened_here else 0
 
+    def _on_pipeline_text_delta(self, chapter: int, text: str) -> None:
+        if chapter != self.live_chapter:
+            self.early.setdefault(chapter, []).append(text)
+
+    def _on_pipeline_stage_started(self, chapter: int, stage: str) -> None:
+        if stage in ("draft", "revise") and chapter != self.live_chapter:
+            self.early.pop(chapter, None)  # a new text starts
+
     def on_pipeline_finished(self) -> None:
         w = self.window
+        self.early.clear()
         if self.live is not None:
             index = w.tabs.indexOf(self.live)
             if index >= 0:

@@ -90,7 +90,7 @@ class StaleFlows:
         project, pc = window.project, window.pipeline
         project.project_opened.connect(lambda _path: self.refresh())
         project.project_closed.connect(self.refresh)
-        project.chapters_changed.connect(self.refresh)
+        # Every change of the chapters is followed by status_changed (one status read, not two).
         project.chapter_saved.connect(lambda _n, _marked: self.refresh())
         project.status_changed.connect(self.refresh)
         pc.rebuild_finished.connect(self._on_pipeline_rebuild_finished)
