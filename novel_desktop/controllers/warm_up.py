@@ -1,4 +1,4 @@
-"""Warm-up: the slow first-use work of a run (imports, jieba's dictionary, the SDK's schemas) done in worker
+"""Warm-up: the slow first-use work of a run (imports, the segmenter's dictionary, the SDK's schemas) done in worker
 threads while the author looks around, once per process."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ log = logging.getLogger(__name__)
 
 async def _warm_up() -> None:
     """The slow first-use work, each piece in a worker thread: ``import anthropic`` (over a second), the
-    agents and the lifecycle (SQLAlchemy, templates, pydantic models), and jieba's dictionary, which the
+    agents and the lifecycle (SQLAlchemy, templates, pydantic models), and the segmenter's dictionary, which the
     refiner's and judge's context use inside the agents' coroutines: loaded there it would freeze the window
     for a second on the first chapter."""
     from novel_desktop.analysis import segment

@@ -130,8 +130,10 @@ def _p99(values: list[float]) -> float:
 
 async def _run_chapter(novel: Path) -> dict[str, Any]:
     from novel_desktop.config import AppSettings
+    from novel_desktop.controllers.warm_up import before_window
     from novel_desktop.ui.main_window import MainWindow
 
+    before_window()  # as app.main does: the segmenter's dictionary is built before the window exists
     # The whole window, as the author has it: tree, editor tabs, the live draft, the quality panel and the
     # pipeline dock all follow the run.
     window = MainWindow(settings=AppSettings())
