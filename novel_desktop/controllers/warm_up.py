@@ -1,5 +1,5 @@
-"""Warm-up: the slow first-use work of a run (imports, the segmenter's dictionary, the SDK's schemas) done in worker
-threads while the author looks around, once per process."""
+"""Warm-up: the slow first-use work of a run (imports, the segmenter's dictionary, the SDK's schemas) done in
+worker threads while the author looks around, once per process."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ log = logging.getLogger(__name__)
 
 async def _warm_up() -> None:
     """The slow first-use work, each piece in a worker thread: ``import anthropic`` (over a second), the
-    agents and the lifecycle (SQLAlchemy, templates, pydantic models), and the segmenter's dictionary, which the
-    refiner's and judge's context use inside the agents' coroutines: loaded there it would freeze the window
-    for a second on the first chapter."""
+    agents and the lifecycle (SQLAlchemy, templates, pydantic models), and the segmenter's dictionary, which
+    the refiner's and judge's context use inside the agents' coroutines: loaded there it would freeze the
+    window on the first chapter."""
     from novel_desktop.analysis import segment
 
     await asyncio.to_thread(importlib.import_module, "anthropic")
