@@ -365,6 +365,8 @@ class FactsSource(Protocol):
 
     def list_documents(self, prefix: str = "") -> list[str]: ...
 
+    def documents_under(self, prefix: str) -> dict[str, str]: ...
+
     def checkpoint(self) -> dict[str, Any]: ...
 
     def meta(self) -> dict[str, str]: ...
@@ -375,7 +377,10 @@ class FactsSource(Protocol):
 
 
 def _json_doc(store: FactsSource, path: str) -> Any:
-    text = store.document(path)
+    return _json_text(store.document(path))
+
+
+def _json_text(text: str | None) -> Any:
     if not text:
         return None
     try:
@@ -394,16 +399,17 @@ def load_facts(store: FactsSource, chapter: int, volume: int | None = None) -> N
     spec_doc = _json_doc(store, "storylines/storyline-spec.json") or {}
     storylines_doc = _json_doc(store, "storylines/storylines.json") or {}
     characters = []
-    for path in store.list_documents("characters/active/"):
+    # One query per folder, not one per file: a long novel has dozens of characters and storylines.
+    for path, text in store.documents_under("characters/active/").items():
         if path.endswith(".json"):
-            doc = _json_doc(store, path)
+            doc = _json_text(text)
             if isinstance(doc, dict):
                 doc.setdefault("id", path.rsplit("/", 1)[-1].removesuffix(".json"))
                 characters.append(doc)
     memories = {}
-    for path in store.list_documents("storylines/"):
+    for path, text in store.documents_under("storylines/").items():
         if path.endswith("/memory.md"):
-            memories[path.split("/")[1]] = store.document(path) or ""
+            memories[path.split("/")[1]] = text or ""
     fs_doc = _json_doc(store, layout.GLOBAL_FORESHADOWING) or {}
     state = store.current_state()
     return NovelFacts(

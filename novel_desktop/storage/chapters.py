@@ -15,8 +15,6 @@ from novel_desktop.storage.tables import (
     ChapterRevisionRow,
     ChapterRow,
     EvaluationRow,
-    PipelineLogRow,
-    SummaryRow,
 )
 
 REVISION_KINDS = ("draft", "refined", "manual", "revision", "imported")
@@ -48,12 +46,12 @@ class ChapterRepository(Repository):
             return infos
 
     def chapter_text(self, number: int) -> str | None:
-        with self._read() as s:
-            row = s.get(ChapterRow, number)
-            if row is None or row.current_revision_id is None:
-                return None
-            rev = s.get(ChapterRevisionRow, row.current_revision_id)
-            return rev.content if rev else None
+        content: str | None = self._value(
+            "SELECT r.content FROM chapters c JOIN chapter_revisions r ON r.id = c.current_revision_id"
+            " WHERE c.number = ?",
+            (number,),
+        )
+        return content
 
     def chapter_texts(self) -> dict[int, str]:
         """The current text of every chapter, in one query (find/replace across the novel)."""
@@ -112,25 +110,22 @@ class ChapterRepository(Repository):
 
     # ------------------------------------------------------------------ summaries, evaluations, logs
     def summary(self, number: int) -> str | None:
-        with self._read() as s:
-            row = s.get(SummaryRow, number)
-            return row.content if row else None
+        content: str | None = self._value("SELECT content FROM summaries WHERE chapter = ?", (number,))
+        return content
 
     def recent_summaries(self, before: int, n: int = 3) -> list[tuple[int, str]]:
         """The ``n`` summaries of the chapters just before ``before``, oldest first."""
-        with self._read() as s:
-            rows = s.exec(
-                select(SummaryRow)
-                .where(col(SummaryRow.chapter) < before)
-                .order_by(col(SummaryRow.chapter).desc())
-                .limit(n)
-            )
-            return sorted((r.chapter, r.content) for r in rows)
+        if n <= 0:
+            return []
+        rows = self._rows(
+            "SELECT chapter, content FROM summaries WHERE chapter < ? ORDER BY chapter DESC LIMIT ?",
+            (before, n),
+        )
+        return sorted((int(chapter), str(content)) for chapter, content in rows)
 
     def evaluation(self, number: int) -> dict[str, Any] | None:
-        with self._read() as s:
-            row = s.get(EvaluationRow, number)
-            return json.loads(row.content) if row else None
+        content = self._value("SELECT content FROM evaluations WHERE chapter = ?", (number,))
+        return json.loads(content) if content is not None else None
 
     def chapter_scores(self) -> dict[int, float]:
         """Every evaluated chapter's overall score, in one query (the tree shows 500 chapters)."""
@@ -139,6 +134,5 @@ class ChapterRepository(Repository):
             return {int(n): float(o) for n, o in rows if o is not None}
 
     def pipeline_log(self, number: int) -> dict[str, Any] | None:
-        with self._read() as s:
-            row = s.get(PipelineLogRow, number)
-            return json.loads(row.content) if row else None
+        content = self._value("SELECT content FROM pipeline_logs WHERE chapter = ?", (number,))
+        return json.loads(content) if content is not None else None

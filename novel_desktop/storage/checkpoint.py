@@ -38,8 +38,7 @@ class MetaRepository(Repository):
     """Key/value facts about the file: title, genre, platform, counters."""
 
     def meta(self) -> dict[str, str]:
-        with self._read() as s:
-            return {row.key: row.value for row in s.exec(select(MetaRow))}
+        return {str(key): str(value) for key, value in self._rows("SELECT key, value FROM meta")}
 
     def set_meta(self, key: str, value: str) -> None:
         with self._write() as s:
@@ -50,8 +49,9 @@ class CheckpointRepository(Repository):
     """Where the pipeline stands (the checkpoint) and what it produced for the chapter in flight (staging)."""
 
     def checkpoint(self) -> dict[str, Any]:
-        with self._read() as s:
-            return get_checkpoint(s)
+        content = self._value("SELECT content FROM checkpoint WHERE id = 1")
+        data: dict[str, Any] = json.loads(content) if content is not None else default_checkpoint()
+        return data
 
     def update_checkpoint(self, **changes: Any) -> dict[str, Any]:
         """Change some checkpoint fields (and the time) in one transaction; return the new checkpoint."""
@@ -77,9 +77,8 @@ class CheckpointRepository(Repository):
             )
 
     def staging(self, path: str) -> str | None:
-        with self._read() as s:
-            row = s.get(StagingRow, path)
-            return row.content if row else None
+        content: str | None = self._value("SELECT content FROM staging WHERE path = ?", (path,))
+        return content
 
     def list_staging(self, chapter: int | None = None) -> list[str]:
         with self._read() as s:
