@@ -201,7 +201,9 @@ class LLMChapterAgents:
     @_on_chapter
     async def summarize(self, brief: ChapterBrief, text: str) -> AgentResult[SummaryOutput]:
         facts = await self._load(brief.chapter)
-        context = fact_sheet.summarizer_context(facts, text, self._hints.get(brief.chapter, ""))
+        # The context's analysis (style metrics, phrase scan) is CPU work: off the event loop.
+        hints = self._hints.get(brief.chapter, "")
+        context = await asyncio.to_thread(fact_sheet.summarizer_context, facts, text, hints)
         prompt = render_template("summarizer", context)
         await self._note(
             facts, "summarizer", (await self._round(brief.chapter))[0], prompt, AgentRole.summarizer
@@ -245,7 +247,9 @@ class LLMChapterAgents:
         focus = focus or RefineFocus()
         budget = int(len(text) * MAX_CHANGE_RATIO) if focus.budget is None else focus.budget
         later = focus.budget is not None
-        context = fact_sheet.refiner_context(facts, text, budget, focus.points, later=later)
+        context = await asyncio.to_thread(
+            fact_sheet.refiner_context, facts, text, budget, focus.points, later=later
+        )
         prompt = render_template("style_refiner", context)
         round_, judged = await self._round(brief.chapter)
         await self._note(facts, "polish" if judged else "refiner", round_, prompt, AgentRole.style_refiner)
@@ -270,7 +274,8 @@ class LLMChapterAgents:
     @_on_chapter
     async def judge(self, brief: ChapterBrief, text: str, *, secondary: bool) -> AgentResult[Evaluation]:
         facts = await self._load(brief.chapter)
-        prompt = render_template("quality_judge", fact_sheet.judge_context(facts, text))
+        context = await asyncio.to_thread(fact_sheet.judge_context, facts, text)
+        prompt = render_template("quality_judge", context)
         role = AgentRole.judge_secondary if secondary else AgentRole.quality_judge
         round_ = (await self._round(brief.chapter))[0]
         await self._note(facts, "judge2" if secondary else "judge", round_, prompt, role)

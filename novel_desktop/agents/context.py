@@ -27,9 +27,16 @@ _STATE_TOKENS = 4_000
 _CONTRACTS_TOKENS = 4_000
 
 
+#: Runs of the characters :func:`estimate_tokens` counts one token each (CJK, full-width forms).
+_CJK_RUN = re.compile("[\u3000-\u9fff\uff00-\uffef]+")
+
+
 def estimate_tokens(text: str) -> int:
-    """A deliberately pessimistic estimate: one token per CJK character, one per three other characters."""
-    cjk = sum(1 for ch in text if "\u3000" <= ch <= "\u9fff" or "\uff00" <= ch <= "\uffef")
+    """A deliberately pessimistic estimate: one token per CJK character, one per three other characters.
+
+    Counted by runs in the regex engine: a Python loop over each character took ~2 ms per chapter-sized
+    text, and the agents estimate dozens of texts per chapter on the event loop."""
+    cjk = sum(map(len, _CJK_RUN.findall(text)))
     return cjk + (len(text) - cjk + 2) // 3
 
 
