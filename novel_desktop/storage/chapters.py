@@ -14,7 +14,6 @@ from novel_desktop.storage.repository import Repository, StoreError, content_has
 from novel_desktop.storage.tables import (
     ChapterRevisionRow,
     ChapterRow,
-    EvaluationRow,
 )
 
 REVISION_KINDS = ("draft", "refined", "manual", "revision", "imported")
@@ -34,16 +33,23 @@ class ChapterRepository(Repository):
         """Every committed chapter. Its status is ``needs_rebuild`` when it was marked so (edited by hand, or
         after one that was), ``stale`` when it is stale only by its text (:func:`store.stale_chapters`: its
         text or an earlier chapter's is not the one the summary and state came from), else as stored."""
-        with self._read() as s:
-            rows = list(s.exec(select(ChapterRow).order_by(col(ChapterRow.number))))
-            stale = False
-            infos = []
-            for r in rows:
-                stale = stale or r.status == "needs_rebuild" or r.content_hash != r.source_hash
-                status = "stale" if stale and r.status == "committed" else r.status
-                info = (r.number, r.volume, r.title, status, r.chars, r.storyline_id)
-                infos.append(ChapterInfo(*info, r.committed_at, r.updated_at))
-            return infos
+        # Plain rows, not ORM objects: the window asks for the list several times while a 500-chapter novel
+        # opens (~2 ms a time instead of ~20).
+        rows = self._rows(
+            "SELECT number, volume, title, status, chars, storyline_id, committed_at, updated_at,"
+            " content_hash, source_hash FROM chapters ORDER BY number"
+        )
+        stale = False
+        infos = []
+        for number, volume, title, status, chars, storyline, committed, updated, text_hash, source in rows:
+            stale = stale or status == "needs_rebuild" or text_hash != source
+            shown = "stale" if stale and status == "committed" else status
+            infos.append(ChapterInfo(number, volume, title, shown, chars, storyline, committed, updated))
+        return infos
+
+    def chapter_volumes(self) -> set[int]:
+        """The volumes that have committed chapters (one query)."""
+        return {int(v) for (v,) in self._rows("SELECT DISTINCT volume FROM chapters")}
 
     def chapter_text(self, number: int) -> str | None:
         content: str | None = self._value(
@@ -129,9 +135,8 @@ class ChapterRepository(Repository):
 
     def chapter_scores(self) -> dict[int, float]:
         """Every evaluated chapter's overall score, in one query (the tree shows 500 chapters)."""
-        with self._read() as s:
-            rows = s.exec(select(EvaluationRow.chapter, EvaluationRow.overall))
-            return {int(n): float(o) for n, o in rows if o is not None}
+        rows = self._rows("SELECT chapter, overall FROM evaluations WHERE overall IS NOT NULL")
+        return {int(n): float(o) for n, o in rows}
 
     def pipeline_log(self, number: int) -> dict[str, Any] | None:
         content = self._value("SELECT content FROM pipeline_logs WHERE chapter = ?", (number,))
