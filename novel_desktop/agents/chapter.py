@@ -233,7 +233,9 @@ class LLMChapterAgents:
     @_on_chapter
     async def summarize(self, brief: ChapterBrief, text: str) -> AgentResult[SummaryOutput]:
         facts = await self._load(brief.chapter)
-        context = fact_sheet.summarizer_context(facts, text, self._hints.get(brief.chapter, ""))
+        # The context's analysis (style metrics, phrase scan) is CPU work: off the event loop.
+        hints = self._hints.get(brief.chapter, "")
+        context = await asyncio.to_thread(fact_sheet.summarizer_context, facts, text, hints)
         prompt = render_template("summarizer", context)
         await self._note(
             facts, "summarizer", (await self._round(brief.chapter))[0], prompt, AgentRole.summarizer

@@ -6,6 +6,7 @@ refiner and the judge as facts, so their style scores rest on numbers rather tha
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 
@@ -33,11 +34,18 @@ def blacklist_words(facts: NovelFacts, limit: int = 120) -> list[str]:
     return [p.pattern for p in _phrases(facts) if not p.regex][:limit]
 
 
+@functools.lru_cache(maxsize=4)
+def _metrics(text: str) -> style_metrics.StyleMetrics:
+    """The style metrics of ``text``, computed once per text: the two judges of a key chapter (and a judge
+    after a refiner that changed nothing) read the same text; they are only read, never changed."""
+    return style_metrics.compute_metrics(text)
+
+
 def analysis_facts(facts: NovelFacts, text: str) -> str:
     """Numbers about ``text`` for the refiner and the judge: 字数, AI-phrase hits, repeated patterns."""
     hits = ai_phrases.find_hits(text, _phrases(facts))
     per_1k = ai_phrases.hits_per_1k(text, hits)
-    metrics = style_metrics.compute_metrics(text)
+    metrics = _metrics(text)
     lines = [
         f"字数：{count_chars(text)}",
         f"AI 套话命中：{len(hits)} 处，{per_1k:.1f} 次/千字（门槛 < 3 次/千字）",

@@ -200,7 +200,7 @@ class ProjectController(QObject):
 
     def volumes(self) -> list[tuple[int, str]]:
         """(number, title) of every volume that has chapters, an outline or a name."""
-        numbers = {c.volume for c in self.chapters()}
+        numbers = self.store.chapter_volumes()
         for path in self.documents("volumes/"):
             part = path.split("/")[1]
             if part.startswith("vol-") and part[4:].isdigit():

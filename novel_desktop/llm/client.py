@@ -10,9 +10,12 @@ and a connection dropped mid-stream. A restarted call discards its partial text 
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import logging
+import os
 import random
+import ssl
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -113,6 +116,20 @@ class _Retryable(Exception):
         super().__init__(str(error))
         self.error = error
         self.retry_after = retry_after
+
+
+@functools.cache
+def _ssl_context(cafile: str | None, capath: str | None) -> ssl.SSLContext:
+    import httpx2  # lazy, as the SDK
+
+    return httpx2.create_ssl_context()
+
+
+def shared_ssl_context() -> ssl.SSLContext:
+    """The process's TLS context for the provider's HTTPS (the SDK's default: the system's CA certificates, or
+    ``SSL_CERT_FILE`` / ``SSL_CERT_DIR``). Loading the certificates takes 20-50 ms; made once, not per client
+    (every run and every chapter of a benchmark built a client)."""
+    return _ssl_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
 
 
 def message_breakpoints(messages: Sequence[Mapping[str, Any]]) -> int:
@@ -221,12 +238,13 @@ class LLMClient:
         import anthropic  # lazy: slow import, see the module docstring
 
         self._secret = key
+        http_client = self._http_client or anthropic.DefaultAsyncHttpxClient(verify=shared_ssl_context())
         self._sdk = anthropic.AsyncAnthropic(
             api_key=key,
             base_url=self.base_url,
             max_retries=0,
             timeout=anthropic.Timeout(self.settings.read_timeout_s, connect=self.settings.connect_timeout_s),
-            http_client=self._http_client,
+            http_client=http_client,
         )
         return self._sdk
 

@@ -242,11 +242,13 @@ class ChapterPipeline:
                 text = await fit_length(self, brief, notes, text, outcome)
                 text = await self._summarize_and_refine(brief, notes, text, outcome)
             cp = await db(self.store.checkpoint)
+            judged: Verdict | None = None
             if cp.get("pipeline_stage") == "refined":
                 if self.ahead is not None:  # a resumed chapter's next one starts here
                     await self.ahead.text_final(n)
-                await self._judge(brief, notes, text, outcome)
-            verdict = await self._verdict(n, brief, notes, text)
+                judged = await self._judge(brief, notes, text, outcome)
+            # The judge stage's own verdict when it just ran (the gate reads the facts once per round).
+            verdict = judged or await self._verdict(n, brief, notes, text)
             decision = verdict.decision
             issue_lines = tuple(verdict.report_lines())
             self._emit(
@@ -437,7 +439,7 @@ class ChapterPipeline:
 
     async def _judge(
         self, brief: ChapterBrief, notes: dict[str, Any], text: str, outcome: ChapterOutcome
-    ) -> None:
+    ) -> Verdict:
         n = brief.chapter
         judges = [False, True] if brief.key_chapter else [False]
         early = self._early_judge.pop(n, None)
@@ -463,6 +465,7 @@ class ChapterPipeline:
         notes["gate_violations"] = verdict.judge_violation_lines()
         await self._save_notes(n, notes)
         await self._stage(n, "judged")
+        return verdict
 
     async def _verdict(self, n: int, brief: ChapterBrief, notes: dict[str, Any], text: str) -> Verdict:
         verdict = await db(

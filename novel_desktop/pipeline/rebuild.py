@@ -54,6 +54,9 @@ class HistoricalFacts:
     def list_documents(self, prefix: str = "") -> list[str]:
         return sorted(p for p in self.documents if p.startswith(prefix))
 
+    def documents_under(self, prefix: str) -> dict[str, str]:
+        return {p: self.documents[p] for p in self.list_documents(prefix)}
+
     def checkpoint(self) -> dict[str, Any]:
         return dict(self._checkpoint)
 

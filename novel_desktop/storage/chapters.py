@@ -14,9 +14,6 @@ from novel_desktop.storage.repository import Repository, StoreError, content_has
 from novel_desktop.storage.tables import (
     ChapterRevisionRow,
     ChapterRow,
-    EvaluationRow,
-    PipelineLogRow,
-    SummaryRow,
 )
 
 REVISION_KINDS = ("draft", "refined", "manual", "revision", "imported")
@@ -36,24 +33,31 @@ class ChapterRepository(Repository):
         """Every committed chapter. Its status is ``needs_rebuild`` when it was marked so (edited by hand, or
         after one that was), ``stale`` when it is stale only by its text (:func:`store.stale_chapters`: its
         text or an earlier chapter's is not the one the summary and state came from), else as stored."""
-        with self._read() as s:
-            rows = list(s.exec(select(ChapterRow).order_by(col(ChapterRow.number))))
-            stale = False
-            infos = []
-            for r in rows:
-                stale = stale or r.status == "needs_rebuild" or r.content_hash != r.source_hash
-                status = "stale" if stale and r.status == "committed" else r.status
-                info = (r.number, r.volume, r.title, status, r.chars, r.storyline_id)
-                infos.append(ChapterInfo(*info, r.committed_at, r.updated_at))
-            return infos
+        # Plain rows, not ORM objects: the window asks for the list several times while a 500-chapter novel
+        # opens (~2 ms a time instead of ~20).
+        rows = self._rows(
+            "SELECT number, volume, title, status, chars, storyline_id, committed_at, updated_at,"
+            " content_hash, source_hash FROM chapters ORDER BY number"
+        )
+        stale = False
+        infos = []
+        for number, volume, title, status, chars, storyline, committed, updated, text_hash, source in rows:
+            stale = stale or status == "needs_rebuild" or text_hash != source
+            shown = "stale" if stale and status == "committed" else status
+            infos.append(ChapterInfo(number, volume, title, shown, chars, storyline, committed, updated))
+        return infos
+
+    def chapter_volumes(self) -> set[int]:
+        """The volumes that have committed chapters (one query)."""
+        return {int(v) for (v,) in self._rows("SELECT DISTINCT volume FROM chapters")}
 
     def chapter_text(self, number: int) -> str | None:
-        with self._read() as s:
-            row = s.get(ChapterRow, number)
-            if row is None or row.current_revision_id is None:
-                return None
-            rev = s.get(ChapterRevisionRow, row.current_revision_id)
-            return rev.content if rev else None
+        content: str | None = self._value(
+            "SELECT r.content FROM chapters c JOIN chapter_revisions r ON r.id = c.current_revision_id"
+            " WHERE c.number = ?",
+            (number,),
+        )
+        return content
 
     def chapter_texts(self) -> dict[int, str]:
         """The current text of every chapter, in one query (find/replace across the novel)."""
@@ -112,33 +116,28 @@ class ChapterRepository(Repository):
 
     # ------------------------------------------------------------------ summaries, evaluations, logs
     def summary(self, number: int) -> str | None:
-        with self._read() as s:
-            row = s.get(SummaryRow, number)
-            return row.content if row else None
+        content: str | None = self._value("SELECT content FROM summaries WHERE chapter = ?", (number,))
+        return content
 
     def recent_summaries(self, before: int, n: int = 3) -> list[tuple[int, str]]:
         """The ``n`` summaries of the chapters just before ``before``, oldest first."""
-        with self._read() as s:
-            rows = s.exec(
-                select(SummaryRow)
-                .where(col(SummaryRow.chapter) < before)
-                .order_by(col(SummaryRow.chapter).desc())
-                .limit(n)
-            )
-            return sorted((r.chapter, r.content) for r in rows)
+        if n <= 0:
+            return []
+        rows = self._rows(
+            "SELECT chapter, content FROM summaries WHERE chapter < ? ORDER BY chapter DESC LIMIT ?",
+            (before, n),
+        )
+        return sorted((int(chapter), str(content)) for chapter, content in rows)
 
     def evaluation(self, number: int) -> dict[str, Any] | None:
-        with self._read() as s:
-            row = s.get(EvaluationRow, number)
-            return json.loads(row.content) if row else None
+        content = self._value("SELECT content FROM evaluations WHERE chapter = ?", (number,))
+        return json.loads(content) if content is not None else None
 
     def chapter_scores(self) -> dict[int, float]:
         """Every evaluated chapter's overall score, in one query (the tree shows 500 chapters)."""
-        with self._read() as s:
-            rows = s.exec(select(EvaluationRow.chapter, EvaluationRow.overall))
-            return {int(n): float(o) for n, o in rows if o is not None}
+        rows = self._rows("SELECT chapter, overall FROM evaluations WHERE overall IS NOT NULL")
+        return {int(n): float(o) for n, o in rows}
 
     def pipeline_log(self, number: int) -> dict[str, Any] | None:
-        with self._read() as s:
-            row = s.get(PipelineLogRow, number)
-            return json.loads(row.content) if row else None
+        content = self._value("SELECT content FROM pipeline_logs WHERE chapter = ?", (number,))
+        return json.loads(content) if content is not None else None

@@ -38,8 +38,7 @@ class MetaRepository(Repository):
     """Key/value facts about the file: title, genre, platform, counters."""
 
     def meta(self) -> dict[str, str]:
-        with self._read() as s:
-            return {row.key: row.value for row in s.exec(select(MetaRow))}
+        return {str(key): str(value) for key, value in self._rows("SELECT key, value FROM meta")}
 
     def set_meta(self, key: str, value: str) -> None:
         with self._write() as s:
@@ -50,36 +49,34 @@ class CheckpointRepository(Repository):
     """Where the pipeline stands (the checkpoint) and what it produced for the chapter in flight (staging)."""
 
     def checkpoint(self) -> dict[str, Any]:
-        with self._read() as s:
-            return get_checkpoint(s)
+        content = self._value("SELECT content FROM checkpoint WHERE id = 1")
+        data: dict[str, Any] = json.loads(content) if content is not None else default_checkpoint()
+        return data
 
     def update_checkpoint(self, **changes: Any) -> dict[str, Any]:
         """Change some checkpoint fields (and the time) in one transaction; return the new checkpoint."""
-        with self._write() as s:
-            data = get_checkpoint(s)
+        with self._raw_write() as cur:
+            row = cur.execute("SELECT content FROM checkpoint WHERE id = 1").fetchone()
+            data: dict[str, Any] = json.loads(row[0]) if row else default_checkpoint()
             data.update(changes)
             data["last_checkpoint_time"] = iso_now()
-            put_checkpoint(s, data)
+            cur.execute("INSERT OR REPLACE INTO checkpoint (id, content) VALUES (1, ?)", (dumps(data),))
             return data
 
     # ------------------------------------------------------------------ staging
     def put_staging(self, path: str, content: str, *, chapter: int | None = None, kind: str = "") -> None:
         """Write one staged pipeline output, keyed like ``state/chapter-048-delta.json``."""
-        with self._write() as s:
-            s.merge(
-                StagingRow(
-                    path=path,
-                    chapter=chapter if chapter is not None else layout.staged_chapter(path),
-                    kind=kind,
-                    content=content,
-                    updated_at=iso_now(),
-                )
+        number = chapter if chapter is not None else layout.staged_chapter(path)
+        with self._raw_write() as cur:
+            cur.execute(
+                "INSERT OR REPLACE INTO staging (path, chapter, kind, content, updated_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (path, number, kind, content, iso_now()),
             )
 
     def staging(self, path: str) -> str | None:
-        with self._read() as s:
-            row = s.get(StagingRow, path)
-            return row.content if row else None
+        content: str | None = self._value("SELECT content FROM staging WHERE path = ?", (path,))
+        return content
 
     def list_staging(self, chapter: int | None = None) -> list[str]:
         with self._read() as s:
@@ -117,10 +114,8 @@ class CheckpointRepository(Repository):
 
     def delete_staging(self, path: str) -> None:
         """Drop one staged output (a summary made stale by a revision, …)."""
-        with self._write() as s:
-            row = s.get(StagingRow, path)
-            if row is not None:
-                s.delete(row)
+        with self._raw_write() as cur:
+            cur.execute("DELETE FROM staging WHERE path = ?", (path,))
 
     def clear_staging(self, chapter: int | None = None) -> None:
         """Drop staged outputs (of one chapter, or all)."""

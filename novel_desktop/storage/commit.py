@@ -123,12 +123,13 @@ class ChapterCommit(Repository):
             step("summary")
 
             # 3. state delta, validated (§10.6)
-            state_version = int(latest_state(s).get("state_version", 0))
+            current = latest_state(s)  # read and parsed once (the state of a long novel is large)
+            state_version = int(current.get("state_version", 0))
             applied, dropped, skipped, recommend = 0, [], None, False
             delta_row = staged.get(layout.delta_path(number))
             if delta_row is not None:
                 try:
-                    result = apply_patch(latest_state(s), delta_row.content)
+                    result = apply_patch(current, delta_row.content)
                 except PatchRejected as exc:
                     skipped = exc.reason
                     count, recommend = record_ops_skip(int(meta_value(s, OPS_SKIP_KEY) or 0))

@@ -10,7 +10,7 @@ from sqlmodel import col, select
 
 from novel_desktop.domain.common import iso_now
 from novel_desktop.storage import layout
-from novel_desktop.storage.repository import Repository, StoreError
+from novel_desktop.storage.repository import Repository, StoreError, prefix_bounds
 from novel_desktop.storage.tables import AnswerRow, DocumentRow, ExtraFileRow
 
 
@@ -18,9 +18,17 @@ class DocumentRepository(Repository):
     """Documents (brief, world, characters, volumes, …) by their seed path."""
 
     def document(self, path: str) -> str | None:
-        with self._read() as s:
-            row = s.get(DocumentRow, path)
-            return row.content if row else None
+        content: str | None = self._value("SELECT content FROM documents WHERE path = ?", (path,))
+        return content
+
+    def documents_under(self, prefix: str) -> dict[str, str]:
+        """Every document whose path starts with ``prefix``, path → content, in path order, in one query
+        (the characters and storyline memories the agents read per chapter)."""
+        lo, hi = prefix_bounds(prefix)
+        rows = self._rows(
+            "SELECT path, content FROM documents WHERE path >= ? AND path < ? ORDER BY path", (lo, hi)
+        )
+        return {str(path): str(content) for path, content in rows}
 
     def document_json(self, path: str) -> Any:
         text = self.document(path)
@@ -51,13 +59,9 @@ class DocumentRepository(Repository):
                     s.delete(row)
 
     def list_documents(self, prefix: str = "") -> list[str]:
-        with self._read() as s:
-            stmt = (
-                select(DocumentRow.path)
-                .where(col(DocumentRow.path).startswith(prefix))
-                .order_by(col(DocumentRow.path))
-            )
-            return list(s.exec(stmt))
+        lo, hi = prefix_bounds(prefix)
+        rows = self._rows("SELECT path FROM documents WHERE path >= ? AND path < ? ORDER BY path", (lo, hi))
+        return [str(path) for (path,) in rows]
 
     def delete_document(self, path: str) -> None:
         with self._write() as s:

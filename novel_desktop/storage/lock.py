@@ -21,14 +21,17 @@ import dataclasses
 import json
 import os
 import socket
+import sqlite3
 import sys
 import threading
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import Engine
+from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session
 
 from novel_desktop.i18n import tr
@@ -169,33 +172,66 @@ def acquire(engine: Engine, purpose: str = "write", chapter: int | None = None) 
 
     The lock of a dead process on this host is taken over at once (the result's ``replaced`` names it).
     """
-    with Session(writer(engine)) as session, session.begin():
-        row = session.get(LockRow, 1)
-        replaced: LockInfo | None = None
-        if row is not None:
-            holder = _info(row, session.get(MetaRow, LOCK_META))
-            stale = is_stale(holder)
-            if not (stale and holder.host == socket.gethostname()):
-                raise ProjectLocked(holder, stale)
-            session.delete(row)
-            session.flush()
-            replaced = holder
-        now = datetime.now(UTC)
-        pid = os.getpid()
-        proc_start = process_start_time(pid)
-        new = LockRow(
-            id=1,
-            token=uuid.uuid4().hex,
-            pid=pid,
-            host=socket.gethostname(),
-            started=now.isoformat(timespec="seconds"),
-            chapter=chapter,
-            purpose=purpose,
+    # Plain SQL in one BEGIN IMMEDIATE transaction: every open of a novel takes the lock, and the ORM's first
+    # statements on a new engine cost more than the rest of the open.
+    conn = engine.raw_connection()
+    try:
+        cur = conn.cursor()
+        try:
+            cur.execute("BEGIN IMMEDIATE")
+            try:
+                result = _acquire_in(cur, purpose, chapter)
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    cur.execute("ROLLBACK")
+                raise
+            cur.execute("COMMIT")
+            return result
+        except sqlite3.Error as exc:
+            raise DBAPIError.instance("", (), exc, sqlite3.Error) from exc
+        finally:
+            cur.close()
+    finally:
+        conn.close()
+
+
+def _acquire_in(cur: Any, purpose: str, chapter: int | None) -> LockInfo:
+    found = cur.execute(
+        "SELECT token, pid, host, started, chapter, purpose FROM writer_lock WHERE id = 1"
+    ).fetchone()
+    replaced: LockInfo | None = None
+    if found is not None:
+        token, pid_, host, started, chapter_, purpose_ = found
+        row = LockRow(
+            id=1, token=token, pid=pid_, host=host, started=started, chapter=chapter_, purpose=purpose_
         )
-        meta = MetaRow(key=LOCK_META, value=_meta_value(new.token, proc_start, now))
-        session.add(new)
-        session.merge(meta)
-        return dataclasses.replace(_info(new, meta), replaced=replaced)
+        value = cur.execute("SELECT value FROM meta WHERE key = ?", (LOCK_META,)).fetchone()
+        holder = _info(row, MetaRow(key=LOCK_META, value=value[0]) if value is not None else None)
+        stale = is_stale(holder)
+        if not (stale and holder.host == socket.gethostname()):
+            raise ProjectLocked(holder, stale)
+        cur.execute("DELETE FROM writer_lock WHERE id = 1")
+        replaced = holder
+    now = datetime.now(UTC)
+    pid = os.getpid()
+    proc_start = process_start_time(pid)
+    new = LockRow(
+        id=1,
+        token=uuid.uuid4().hex,
+        pid=pid,
+        host=socket.gethostname(),
+        started=now.isoformat(timespec="seconds"),
+        chapter=chapter,
+        purpose=purpose,
+    )
+    meta = MetaRow(key=LOCK_META, value=_meta_value(new.token, proc_start, now))
+    cur.execute(
+        "INSERT INTO writer_lock (id, token, pid, host, started, chapter, purpose)"
+        " VALUES (1, ?, ?, ?, ?, ?, ?)",
+        (new.token, new.pid, new.host, new.started, new.chapter, new.purpose),
+    )
+    cur.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (meta.key, meta.value))
+    return dataclasses.replace(_info(new, meta), replaced=replaced)
 
 
 def refresh(engine: Engine, token: str) -> bool:

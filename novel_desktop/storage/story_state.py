@@ -30,8 +30,9 @@ class StateRepository(Repository):
             return int(v or 0)
 
     def current_state(self) -> dict[str, Any]:
-        with self._read() as s:
-            return latest_state(s)
+        content = self._value("SELECT content FROM state_snapshots ORDER BY state_version DESC LIMIT 1")
+        data: dict[str, Any] = json.loads(content) if content is not None else empty_state()
+        return data
 
     def state_at(self, version: int) -> dict[str, Any] | None:
         """The state as it was at ``version`` (one read), or None if that version was never stored."""
