@@ -85,6 +85,7 @@ class StagedOverlay:
         self.after = after
         self._docs: dict[str, str | None] = {}
         self._lists: dict[str, list[str]] = {}
+        self._under: dict[str, dict[str, str]] = {}
         self._recent: dict[tuple[int, int], list[tuple[int, str]]] = {}
         self._summary = summary
         #: What the overlay was made from: the same basis means the same early draft still holds.
@@ -137,6 +138,14 @@ class StagedOverlay:
             self._lists[prefix] = self._store.list_documents(prefix)
         extra = {p for p in self._overrides if p.startswith(prefix)}
         return sorted(set(self._lists[prefix]) | extra)
+
+    def documents_under(self, prefix: str) -> dict[str, str]:
+        """The store's documents under ``prefix`` with the staged chapter's overrides laid over them."""
+        if prefix not in self._under:
+            self._under[prefix] = self._store.documents_under(prefix)
+        found = dict(self._under[prefix])
+        found.update({p: text for p, text in self._overrides.items() if p.startswith(prefix)})
+        return dict(sorted(found.items()))
 
     def checkpoint(self) -> dict[str, Any]:
         return dict(self._checkpoint)
