@@ -159,8 +159,10 @@ def test_the_chapter_in_flight_shows_what_its_agents_were_sent_so_far(
     capsys.readouterr()
     data = _context(novel, capsys, "--chapter", "1")
     assert data["in_flight"] is True
-    assert [e["agent"] for e in data["entries"]][:3] == ["writer", "summarizer", "refiner"]
-    assert "judge" in [e["agent"] for e in data["entries"]]
+    agents = [e["agent"] for e in data["entries"]]
+    # The writer first; then summarizer, refiner and judge, which run at once on the draft (issue 18).
+    assert agents[0] == "writer"
+    assert {"summarizer", "refiner", "judge"} <= set(agents[1:])
     assert main(["context", str(novel), "--chapter", "1"]) == 0
     assert "写作中 in flight" in capsys.readouterr().out
 
