@@ -285,8 +285,10 @@ class LLMChapterAgents:
                 "style_refiner", fact_sheet.refiner_context(facts, text, budget, focus.points, later=later)
             )
         )
-        round_, judged = await self._round(brief.chapter)
-        await self._note(facts, "polish" if judged else "refiner", round_, prompt, AgentRole.style_refiner)
+        round_ = (await self._round(brief.chapter))[0]
+        # The polish is the pass with the judge's points and the budget the first pass left (``later``); the
+        # judge now runs beside the first pass, so "has the judge recorded yet" cannot tell them apart.
+        await self._note(facts, "polish" if later else "refiner", round_, prompt, AgentRole.style_refiner)
         return await self._review_call(
             facts, AgentRole.style_refiner, prompt, RefineEdits, "润色修改清单", text
         )
