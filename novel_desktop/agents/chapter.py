@@ -315,7 +315,8 @@ class LLMChapterAgents:
             return await self._judge_panels(facts, brief.chapter, context, text, round_)
         prompt = render_template("quality_judge", context)
         await self._note(facts, "judge2", round_, prompt, AgentRole.judge_secondary)
-        result = await self._review_call(facts, AgentRole.judge_secondary, prompt, Evaluation, "评审结果", text)
+        role = AgentRole.judge_secondary
+        result = await self._review_call(facts, role, prompt, Evaluation, "评审结果", text)
         if result.value is not None:
             result.value = finish_evaluation(result.value, brief.chapter, weights)
         return result
@@ -326,7 +327,9 @@ class LLMChapterAgents:
         """The ordinary judge as two panels at once over the shared prefix, merged into one Evaluation
         (agents/judge_panels.py): each reply is about half as long, so the judge ends about twice as soon."""
         role = AgentRole.quality_judge
-        prompts = [render_template("quality_judge", {**context, "judge_panel": PANEL_TASKS[p]}) for p in PANELS]
+        prompts = [
+            render_template("quality_judge", {**context, "judge_panel": PANEL_TASKS[p]}) for p in PANELS
+        ]
         await self._note(facts, "judge", round_, prompts[0], role)
         results = await asyncio.gather(
             *(

@@ -10,8 +10,8 @@ import json
 from collections.abc import Sequence
 
 from novel_desktop.agents.context import NovelFacts
-from novel_desktop.agents.ports import RevisionOrder
 from novel_desktop.agents.judge_panels import FULL_PANEL
+from novel_desktop.agents.ports import RevisionOrder
 from novel_desktop.agents.storylines import whitelist_text
 from novel_desktop.analysis import ai_phrases, style_metrics
 from novel_desktop.domain.evaluation import violation_rule_id
