@@ -157,11 +157,11 @@ def panel_json(full: str, panel: str) -> str:
     }
     if panel == "A":
         half.update(contract_verification=reply["contract_verification"], violations=reply["violations"])
-        half.update(required_fixes=reply["required_fixes"][:1], issues=reply["issues"][:2])
+        half.update(required_fixes=reply["required_fixes"][:1], issues=reply["issues"][:1])
         half["strengths"] = reply["strengths"][:1]
     else:
         half.update(contract_verification={}, violations=[], new_ai_phrases=reply.get("new_ai_phrases", []))
-        half.update(required_fixes=reply["required_fixes"][1:], issues=reply["issues"][2:])
+        half.update(required_fixes=reply["required_fixes"][1:], issues=reply["issues"][1:])
         half["strengths"] = reply["strengths"][1:]
     return json.dumps(half, ensure_ascii=False)
 
