@@ -22,7 +22,15 @@ from typing import Any
 from pydantic import Field
 
 from novel_desktop.domain.common import SeedModel
-from novel_desktop.domain.evaluation import DIMENSION_WEIGHTS, DIMENSIONS, Evaluation, weighted_overall
+from novel_desktop.domain.evaluation import (
+    DIMENSION_WEIGHTS,
+    DIMENSIONS,
+    DimensionScore,
+    Evaluation,
+    RequiredFix,
+    Violation,
+    weighted_overall,
+)
 
 #: Each panel's dimensions; together exactly the eight.
 PANEL_DIMENSIONS: Mapping[str, tuple[str, ...]] = {
@@ -60,14 +68,15 @@ PANEL_TASKS: Mapping[str, str] = {
 
 
 class PanelReply(SeedModel):
-    """One panel's JSON: a part of an Evaluation (every field optional; only the panel's half is read)."""
+    """One panel's JSON: a part of an Evaluation (every field optional; only the panel's half is read). The
+    parts are typed as in :class:`Evaluation`, so a bad score gets the structured call's repair retry."""
 
     chapter: int | None = None
     contract_verification: Any = None
-    scores: dict[str, Any] = Field(default_factory=dict)
-    violations: list[Any] = Field(default_factory=list)
+    scores: dict[str, DimensionScore] = Field(default_factory=dict)
+    violations: list[Violation | str] = Field(default_factory=list)
     risk_flags: list[str] = Field(default_factory=list)
-    required_fixes: list[Any] = Field(default_factory=list)
+    required_fixes: list[RequiredFix] = Field(default_factory=list)
     issues: list[str] = Field(default_factory=list)
     strengths: list[str] = Field(default_factory=list)
     new_ai_phrases: list[str] = Field(default_factory=list)
@@ -104,7 +113,7 @@ def merge_panels(
         for dim in dims:
             entry = own[panel].scores.get(dim, other.scores.get(dim))
             if entry is not None:
-                scores[dim] = entry
+                scores[dim] = entry.to_json_dict()
     scores = {dim: scores[dim] for dim in DIMENSIONS if dim in scores}
     data: dict[str, Any] = {
         "chapter": chapter,
@@ -112,9 +121,9 @@ def merge_panels(
         "scores": scores,
         "overall": 1,
         "recommendation": "revise",
-        "violations": a.violations,
+        "violations": [v.to_json_dict() if isinstance(v, Violation) else v for v in a.violations],
         "risk_flags": _union(a.risk_flags, b.risk_flags),
-        "required_fixes": _union(a.required_fixes, b.required_fixes),
+        "required_fixes": [f.to_json_dict() for f in _union(a.required_fixes, b.required_fixes)],
         "issues": _union(a.issues, b.issues),
         "strengths": _union(a.strengths, b.strengths),
         "new_ai_phrases": _union(b.new_ai_phrases, a.new_ai_phrases),

@@ -84,3 +84,13 @@ def test_a_dimension_neither_panel_scored_is_an_error() -> None:
     a = PanelReply.model_validate(json.loads(panel_json(judge_json(4.0), "A")))
     with pytest.raises(ValueError, match="missing score dimensions"):
         merge_panels(a, PanelReply(), 3)
+
+
+def test_a_panel_score_out_of_range_gets_the_repair_retry(novel: Path, fake: FakeAnthropicServer) -> None:
+    bad = json.loads(panel_json(judge_json(4.2), "B"))
+    bad["scores"]["pacing"]["score"] = 9
+    fake.script("quality_judge#B", json.dumps(bad, ensure_ascii=False), panel_json(judge_json(4.2), "B"))
+    assert main(["continue", str(novel), "--non-interactive"]) == 0
+    assert [r.panel for r in fake.requests_for("quality_judge")].count("B") == 2
+    with NovelStore.open(novel, write=False) as store:
+        assert store.pipeline_log(3)["scores"] == [4.2]
