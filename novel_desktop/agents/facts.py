@@ -11,6 +11,7 @@ import json
 from collections.abc import Sequence
 
 from novel_desktop.agents.context import NovelFacts
+from novel_desktop.agents.judge_panels import FULL_PANEL
 from novel_desktop.agents.ports import RevisionOrder
 from novel_desktop.agents.storylines import whitelist_text
 from novel_desktop.analysis import ai_phrases, style_metrics
@@ -295,5 +296,6 @@ def judge_context(facts: NovelFacts, text: str) -> dict[str, str]:
         "character_contracts": facts.character_contracts(),
         "prev_summary": "\n".join(f"第{n}章：{t}" for n, t in prev),
         "analysis_facts": analysis_facts(facts, text),
+        "judge_panel": FULL_PANEL,  # the pipeline's judge overrides it per panel (agents/judge_panels.py)
         "chapter_content": text,
     }

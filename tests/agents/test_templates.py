@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from novel_desktop.agents.judge_panels import FULL_PANEL
 from novel_desktop.agents.templates import (
     CACHE_MARKER,
     EMPTY_VALUE,
@@ -192,6 +193,7 @@ EXPECTED_SLOTS: dict[str, set[str]] = {
         "character_contracts",
         "prev_summary",
         "analysis_facts",
+        "judge_panel",
         "chapter_content",
     },
     "consistency_auditor": {
@@ -424,6 +426,7 @@ def realistic_context(name: str) -> dict[str, str]:
             "change_budget": f"初稿 {len(draft)} 字，修改总量上限 {int(len(draft) * 0.15)} 字（15%）",
         },
         "quality_judge": {
+            "judge_panel": FULL_PANEL,
             "prev_summary": _summary_text(2),
             "dimension_weights": "- plot_logic（情节逻辑）：0.18\n- character（角色塑造）：0.16",
             "opening_checklist": "本章是开篇第 3 章（起点中文网），逐条核对：\n1. 钩子：……\n本章前 300 字：\n「山门前」",

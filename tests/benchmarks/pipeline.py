@@ -12,7 +12,8 @@ With the fake Messages API server streaming at a fixed token rate, it measures:
   calls (cache writes are not savings); the fake applies each model's minimum cacheable prefix;
 - ``refiner_output_share``: the refiner's output tokens over the chapter's (writer's) output tokens;
 - ``chapter_cost_usd``: the paced chapter's cost with the default Anthropic models at the fake's usage (1
-  token per 汉字; replies of realistic size: a ~3,000-字 chapter, a ~1.7K-token judge, a ~0.7K summary).
+  token per 汉字; replies of realistic size: a ~3,000-字 chapter, a ~1.7K-token judge in two
+  ~0.85K-token panels, a ~0.7K summary).
 
 The paced chapter is a day's second one: a chapter before it warms the prompt cache. ``--json`` prints
 exactly these eight figures; ``--details`` adds the paced chapter's wall time and per-stage usage.
@@ -39,6 +40,7 @@ from novel_desktop.pipeline.interaction import InteractionManager, refuse_non_in
 from novel_desktop.storage.store import NovelStore
 from tests.benchmarks.longnovel import generate
 from tests.e2e.replies import (
+    panel_json,
     realistic_judge_json,
     realistic_refiner_json,
     realistic_summarizer_json,
@@ -68,6 +70,8 @@ def _script(server: FakeAnthropicServer, rate: float | None) -> None:
     server.set_default("summarizer", reply(realistic_summarizer_json()))
     server.set_default("style_refiner", reply(realistic_refiner_json()))
     server.set_default("quality_judge", reply(realistic_judge_json(4.2)))
+    for panel in ("A", "B"):  # the pipeline's judge is two panels, each writing its half (~0.85K tokens)
+        server.set_default(f"quality_judge#{panel}", reply(panel_json(realistic_judge_json(4.2), panel)))
     server.set_default("judge_secondary", reply(realistic_judge_json(4.2)))
 
 

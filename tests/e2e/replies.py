@@ -144,6 +144,28 @@ def realistic_judge_json(score: float) -> str:
     return json.dumps(reply, ensure_ascii=False)
 
 
+def panel_json(full: str, panel: str) -> str:
+    """One judge panel's half of the judge reply ``full`` (agents/judge_panels.py): its dimensions, and
+    compliance for panel A / new AI phrases for panel B."""
+    from novel_desktop.agents.judge_panels import PANEL_DIMENSIONS
+
+    reply = json.loads(full)
+    half = {
+        "chapter": reply["chapter"],
+        "scores": {k: v for k, v in reply["scores"].items() if k in PANEL_DIMENSIONS[panel]},
+        "risk_flags": reply.get("risk_flags", []),
+    }
+    if panel == "A":
+        half.update(contract_verification=reply["contract_verification"], violations=reply["violations"])
+        half.update(required_fixes=reply["required_fixes"][:1], issues=reply["issues"][:1])
+        half["strengths"] = reply["strengths"][:1]
+    else:
+        half.update(contract_verification={}, violations=[], new_ai_phrases=reply.get("new_ai_phrases", []))
+        half.update(required_fixes=reply["required_fixes"][1:], issues=reply["issues"][1:])
+        half["strengths"] = reply["strengths"][1:]
+    return json.dumps(half, ensure_ascii=False)
+
+
 def realistic_summarizer_json() -> str:
     """A summary reply of about 0.7K tokens: a 300-字 summary, a patch of several ops, a new memory."""
     reply = json.loads(summarizer_json())

@@ -44,6 +44,7 @@ def test_three_chapters_through_the_whole_pipeline(
             "draft",
             "summarize",
             "refine",
+            "judge",  # the ordinary judge's two panels, one call each
             "judge",
             "judge_secondary",
         ]

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import select
 import socket
 import threading
@@ -43,6 +44,10 @@ if TYPE_CHECKING:
 #: The API key tests give the fake server (it accepts any key unless started with ``api_key``).
 TEST_KEY = "sk-ant-test-0123456789abcdef"
 ANY_ROLE = "*"
+#: How a judge panel's task names it (agents/judge_panels.py PANEL_TASKS).
+_PANEL = re.compile(r"【评审组 ([AB])】")
+#: The judge's panels: a reply queued or defaulted for the role serves both panels of one judgement.
+_PANELS = ("A", "B")
 #: The queue batched requests take their replies from when no queue is named by their custom_id.
 BATCH_ROLE = "batch"
 
@@ -192,6 +197,15 @@ class RecordedRequest:
         return self.headers.get("x-novel-agent")
 
     @property
+    def panel(self) -> str | None:
+        """The judge panel a request asks for (``A``/``B``, from 【评审组 X】 in the last block of its first
+        user turn: a repair retry continues the same conversation), or None."""
+        content = self.body["messages"][0].get("content") if self.body.get("messages") else None
+        last = content if isinstance(content, str) else str((content or [{}])[-1].get("text", ""))
+        match = _PANEL.search(last)
+        return match.group(1) if match else None
+
+    @property
     def user_text(self) -> str:
         """The first user turn as the model reads it: the string, or its text blocks joined in order (a
         chapter goes as its own cache-marked block)."""
@@ -316,12 +330,27 @@ class FakeAnthropicServer:
         with self._lock:
             self._cache.clear()
 
-    def _next_reply(self, role: str | None, *more: str) -> Reply:
+    def _next_reply(self, role: str | None, *more: str, panel: str | None = None) -> Reply:
+        """The next reply for ``role``. A judge panel's request takes ``"<role>#<panel>"``'s queue first
+        (a test scripting each panel), then the role's; a reply it takes from the role's queue is also
+        queued for the other panel, so one scripted judgement answers both halves of one judging."""
         with self._lock:
             keys = (role or "", *more, ANY_ROLE)
+            if panel is not None:
+                own = f"{role}#{panel}"
+                if self._queues[own]:
+                    return self._queues[own].popleft()
+                if self._queues[role or ""]:
+                    reply = self._queues[role or ""].popleft()
+                    for other in _PANELS:
+                        if other != panel:
+                            self._queues[f"{role}#{other}"].append(reply)
+                    return reply
             for key in keys:
                 if self._queues[key]:
                     return self._queues[key].popleft()
+            if panel is not None and f"{role}#{panel}" in self._defaults:
+                return self._defaults[f"{role}#{panel}"]
             for key in keys:
                 if key in self._defaults:
                     return self._defaults[key]
@@ -483,7 +512,7 @@ class _Handler(BaseHTTPRequestHandler):
             )
             return
 
-        reply = self.owner._next_reply(record.role)
+        reply = self.owner._next_reply(record.role, panel=record.panel)
         if reply.http_status is not None:
             extra = {"retry-after": f"{reply.retry_after:g}"} if reply.retry_after is not None else {}
             self._send_error(

@@ -142,12 +142,12 @@ class _JudgeWaitsForNextWriter(FakeAnthropicServer):
         self.second_writer = threading.Event()
         self.judge_saw_writer: list[bool] = []
 
-    def _next_reply(self, role: str | None, *more: str) -> Reply:
+    def _next_reply(self, role: str | None, *more: str, panel: str | None = None) -> Reply:
         if role == "chapter_writer" and len(self.requests_for("chapter_writer")) >= 2:
             self.second_writer.set()
         if role == "quality_judge" and not self.judge_saw_writer:
             self.judge_saw_writer.append(self.second_writer.wait(timeout=10))
-        return super()._next_reply(role, *more)
+        return super()._next_reply(role, *more, panel=panel)
 
 
 def test_the_next_writer_starts_before_the_judge_replies(novel: Path) -> None:
@@ -156,7 +156,7 @@ def test_the_next_writer_starts_before_the_judge_replies(novel: Path) -> None:
         summary = _run(novel, server, 2)
         roles = [r.role for r in server.requests if r.role in ("chapter_writer", "summarizer")]
     assert summary is not None and [c.chapter for c in summary.chapters] == [3, 4]
-    assert server.judge_saw_writer == [True]
+    assert server.judge_saw_writer and all(server.judge_saw_writer)  # both judge panels may wait
     # Chapter 4's writer waited for chapter 3's summary (it reads it), not for chapter 3's refine or judge.
     assert roles[:3] == ["chapter_writer", "summarizer", "chapter_writer"]
 
