@@ -29,8 +29,10 @@ NATIVE = QKeySequence.SequenceFormat.NativeText
 
 
 def keys_text(action: QAction) -> str:
-    """All of ``action``'s shortcuts, as the platform names them ("" when it has none)."""
-    return tr("，").join(k.toString(NATIVE) for k in action.shortcuts() if not k.isEmpty())
+    """All of ``action``'s shortcuts, as the platform names them ("" when it has none); keys the platform
+    names alike (Qt's Chinese names both Return and Enter 回车) are listed once."""
+    names = dict.fromkeys(k.toString(NATIVE) for k in action.shortcuts() if not k.isEmpty())
+    return tr("，").join(names)
 
 
 def plain_text(action: QAction) -> str:

@@ -168,7 +168,9 @@ def test_the_english_catalogue_covers_the_pipeline_ui() -> None:
     from novel_desktop.paths import resource
     from novel_desktop.ui import ask_dialog, pipeline_dock, queue_panel, style_drop
 
-    catalogue = json.loads(resource("i18n", "en", "pipeline_ui.json").read_text(encoding="utf-8"))
+    catalogue: dict[str, str] = {}
+    for name in ("pipeline_ui.json", "drops.json"):  # the style page's drop zone's texts live with the drops
+        catalogue |= json.loads(resource("i18n", "en", name).read_text(encoding="utf-8"))
     modules = [
         "controllers/pipeline_controller.py",
         "controllers/jobs.py",
