@@ -155,13 +155,17 @@ class LLMChapterAgents:
         """A call after the writer with the shared prefix (agents/review_prefix.py): the agents' instructions,
         the bible, then the chapter; this agent's task last. Waits for a call of the same prefix already
         under way to begin its response, so it reads the prefix instead of writing it again."""
-        system = system_blocks(review_system(fact_sheet.review_system_values(facts)))
+        # Both measure or format the novel (the shared facts count AI phrases and style metrics): CPU work,
+        # off the event loop, as the agents' own contexts are.
+        system_values = await asyncio.to_thread(fact_sheet.review_system_values, facts)
+        shared = await asyncio.to_thread(fact_sheet.review_shared_values, facts, text)
+        system = system_blocks(review_system(system_values))
         async with self._gate.turn(self.client.settings.model_for(role), text) as started:
             result = await call_structured(
                 self.client,
                 role,
                 system,
-                [review_turn(prompt, text, fact_sheet.review_shared_values(facts, text))],
+                [review_turn(prompt, text, shared)],
                 model,
                 what=what,
                 on_text=lambda _t: started.set(),
