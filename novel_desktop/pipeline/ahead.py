@@ -55,7 +55,7 @@ from novel_desktop.pipeline.events import (
     TextDelta,
     TextReset,
 )
-from novel_desktop.pipeline.live_usage import LiveUsage, stage_totals
+from novel_desktop.pipeline.live_usage import LiveUsage, stage_rows, stage_totals
 from novel_desktop.storage import layout
 from novel_desktop.storage.aio import db
 from novel_desktop.storage.store import NovelStore, content_hash
@@ -376,19 +376,7 @@ async def stage_prepared(
         await db(recorder.record, chapter, entry)
     for w in prepared.warnings:
         pipeline._say(n, outcome.warnings, w)
-    for call in prepared.calls:
-        notes["stages"].append(
-            {
-                "name": Stage.DRAFT.value,
-                "model": call.model,
-                "input_tokens": call.input_tokens,
-                "output_tokens": call.output_tokens,
-                "cache_creation_input_tokens": call.cache_creation_input_tokens,
-                "cache_read_input_tokens": call.cache_read_input_tokens,
-                "duration_ms": call.duration_ms,
-                "cost_usd": round(call.cost_usd, 6),
-            }
-        )
+    notes["stages"].extend(stage_rows(Stage.DRAFT.value, prepared.calls))
     if pipeline._live is not None and pipeline._live.chapter == n:
         pipeline._live.start_from(*stage_totals(notes["stages"]))
     text = prepared.text

@@ -52,7 +52,7 @@ from novel_desktop.pipeline.events import (
 )
 from novel_desktop.pipeline.interaction import InteractionManager, resolve_gate
 from novel_desktop.pipeline.length import fit_length
-from novel_desktop.pipeline.live_usage import LiveUsage, stage_totals
+from novel_desktop.pipeline.live_usage import LiveUsage, stage_rows, stage_totals
 from novel_desktop.pipeline.polish import record_edits
 from novel_desktop.pipeline.stale import refuse_stale
 from novel_desktop.pipeline.verdict import (
@@ -142,19 +142,7 @@ class ChapterPipeline:
         self, n: int, notes: dict[str, Any], stage: Stage, calls: list[CallRecord], started: float
     ) -> None:
         duration = int((time.monotonic() - started) * 1000)
-        for call in calls:
-            notes["stages"].append(
-                {
-                    "name": stage.value,
-                    "model": call.model,
-                    "input_tokens": call.input_tokens,
-                    "output_tokens": call.output_tokens,
-                    "cache_creation_input_tokens": call.cache_creation_input_tokens,
-                    "cache_read_input_tokens": call.cache_read_input_tokens,
-                    "duration_ms": call.duration_ms,
-                    "cost_usd": round(call.cost_usd, 6),
-                }
-            )
+        notes["stages"].extend(stage_rows(stage.value, calls))
         self._emit(
             StageFinished(
                 n,

@@ -4,14 +4,32 @@ on top of what the chapter's finished stages took, as ``UsageUpdated`` events a 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from novel_desktop.agents.ports import CallRecord
 from novel_desktop.llm.usage import CallEvent
 from novel_desktop.pipeline.events import PipelineEvent, PipelineWarning, UsageUpdated
 
 #: At most this many live updates a second (a start or an end is always shown at once).
 UPDATES_PER_SECOND = 4
+
+
+def stage_rows(stage: str, calls: Sequence[CallRecord]) -> list[dict[str, Any]]:
+    """The pipeline log's rows (``notes["stages"]``) for a stage's model calls: one per call."""
+    return [
+        {
+            "name": stage,
+            "model": call.model,
+            "input_tokens": call.input_tokens,
+            "output_tokens": call.output_tokens,
+            "cache_creation_input_tokens": call.cache_creation_input_tokens,
+            "cache_read_input_tokens": call.cache_read_input_tokens,
+            "duration_ms": call.duration_ms,
+            "cost_usd": round(call.cost_usd, 6),
+        }
+        for call in calls
+    ]
 
 
 def stage_totals(stages: list[dict[str, Any]]) -> tuple[int, int, float]:
