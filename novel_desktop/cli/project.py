@@ -162,7 +162,11 @@ def cmd_status(args: argparse.Namespace) -> int:
         print_json(report.to_json())
         return 0
     score = f"{report.mean_score:.2f}" if report.mean_score is not None else "—"
-    stage = report.pipeline_stage or "空闲 idle"
+    from novel_desktop.pipeline.orchestrator import STAGE_DONE
+
+    # The stage in words, its id after it as the English (评审完成 judged).
+    raw = report.pipeline_stage
+    stage = f"{STAGE_DONE.get(raw, '')} {raw}".strip() if raw else "空闲 idle"
     lines = [
         f"《{report.title}》",
         f"当前卷 volume: 第 {report.current_volume} 卷",

@@ -84,7 +84,10 @@ class _Printer:
         err = sys.stderr
         if isinstance(event, ChapterStarted):
             self._chapter = event.chapter
-            resumed = f"（从 {event.resumed_from} 阶段恢复）" if event.resumed_from else ""
+            from novel_desktop.pipeline.orchestrator import STAGE_DONE
+
+            done = STAGE_DONE.get(event.resumed_from or "", event.resumed_from)  # 评审完成, not "judged"
+            resumed = f"（从“{done}”处恢复）" if event.resumed_from else ""
             err.write(f"第{event.chapter}章 开始{resumed}\n")
         elif isinstance(event, DraftAhead):  # a queued run drafts the next chapter while this one is judged
             err.write(f"第{event.chapter}章 提前开始写作（第{event.chapter - 1}章评审期间）\n")

@@ -12,6 +12,7 @@ from novel_desktop.pipeline.events import (
     GateDecided,
     PipelineEvent,
     PipelineWarning,
+    Stage,
     StageStarted,
     TextDelta,
     TextReset,
@@ -23,6 +24,16 @@ if TYPE_CHECKING:
 
 #: Stage value the controller reports when the gate decides (the core emits GateDecided, not a stage).
 GATE_STAGE = "gate"
+
+
+def stage_name(stage: str) -> str:
+    """A stage id as the author reads it (Chinese, for tr()): a pipeline stage (``refine`` → 润色, the one
+    table is ``events.Stage.label``) or a checkpoint's stage (``judged`` → 评审完成); never the raw id."""
+    from novel_desktop.pipeline.orchestrator import STAGE_DONE
+
+    if stage in Stage.__members__.values():
+        return Stage(stage).label
+    return STAGE_DONE.get(stage, "进行中")
 
 
 def emit_chapter_event(c: PipelineController, event: PipelineEvent) -> bool:

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from novel_desktop.controllers.pipeline_controller import PipelineController, resumable_stage_name
-from novel_desktop.controllers.pipeline_events import GATE_STAGE
+from novel_desktop.controllers.pipeline_events import GATE_STAGE, stage_name
 from novel_desktop.i18n import tr
 from novel_desktop.ui.quality_text import GATE_DECISIONS
 from novel_desktop.ui.queue_panel import QueuePanel
@@ -39,6 +39,10 @@ STEPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("提交", ("commit",)),
 )
 STEP_OF_STAGE = {stage: i for i, (_, stages) in enumerate(STEPS) for stage in stages}
+#: Stages the bar names by themselves rather than by their step (修订 instead of 写作).
+OWN_TITLE = ("revise", "polish", "length", "judge_secondary")
+#: Stages the log does not announce: another line says them already (门控's decision, 按评审意见修订).
+_QUIET_STAGES = (GATE_STAGE, "revise")
 
 
 _STEP_STYLES = {
@@ -213,16 +217,7 @@ class PipelineDock(QWidget):
             if i < index:
                 step.set_state("done")
             elif i == index:
-                title = None
-                if stage == "revise":
-                    title = "修订"
-                elif stage == "polish":
-                    title = "二次润色"
-                elif stage == "length":
-                    title = "字数调整"
-                elif stage == "judge_secondary":
-                    title = "复核"
-                step.set_state("current", title)
+                step.set_state("current", stage_name(stage) if stage in OWN_TITLE else None)
             else:
                 step.set_state("pending")
 
@@ -291,10 +286,10 @@ class PipelineDock(QWidget):
         if early in STEP_OF_STAGE:  # drafted early, while the chapter before it was judged
             self._set_step(STEP_OF_STAGE[early], early)
         if resumed_from:
-            done = resumable_stage_name(resumed_from)  # the author reads 评审完成, not the stage id "judged"
+            # The author reads 评审完成, not the stage id "judged".
             self.log(
                 tr("{ch} 从中断处继续（{stage}）").format(
-                    ch=self._chapter_name(chapter), stage=tr(done) if done else resumed_from
+                    ch=self._chapter_name(chapter), stage=tr(stage_name(resumed_from))
                 )
             )
         else:
@@ -303,6 +298,8 @@ class PipelineDock(QWidget):
 
     def _on_pipeline_stage_started(self, chapter: int, stage: str) -> None:
         self._stages[chapter] = stage
+        if stage not in _QUIET_STAGES:  # each stage by its name in the author's language, never its id
+            self.log(tr("{ch} · {stage}").format(ch=self._chapter_name(chapter), stage=tr(stage_name(stage))))
         if self._chapter and chapter != self._chapter:
             return  # the next chapter's early draft: its row in the queue shows it
         if stage in ("draft", "revise"):

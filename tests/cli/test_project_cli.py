@@ -241,3 +241,16 @@ def test_an_unexpected_error_is_one_line_and_a_log(
     assert "Traceback" not in err
     log = Path(err.split("details in ")[1].rstrip("）\n"))
     assert "Traceback" in log.read_text(encoding="utf-8")
+
+
+def test_progress_lines_name_the_stage_never_its_id(capsys: pytest.CaptureFixture[str]) -> None:
+    """A resumed chapter and each stage on stderr read in words (评审完成, 复核), not as stage ids."""
+    from novel_desktop.cli.writing import _Printer
+    from novel_desktop.pipeline.events import ChapterStarted, Stage, StageStarted
+
+    printer = _Printer(stream=False)
+    printer(ChapterStarted(7, "judged"))
+    printer(StageStarted(7, Stage.JUDGE_SECONDARY))
+    err = capsys.readouterr().err
+    assert err == "第7章 开始（从“评审完成”处恢复）\n  · 复核\n"
+    assert "judge" not in err

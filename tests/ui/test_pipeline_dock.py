@@ -153,12 +153,47 @@ def test_revision_gate_and_rebuild_in_the_log(
     controller.rebuild_finished.emit({"chapter": 4, "disagreeing": {5: ["x"], 6: ["y"]}})
     assert dock.log_lines() == [
         "第 7 章 从中断处继续（评审完成）",  # the stage in words, not its id
-        "第 7 章 门控：修订（3.2 分）— 综合 3.2，按评审意见修订",
+        "第 7 章 门控：修订（3.2 分）— 综合 3.2，按评审意见修订",  # gate and revise: said by their own lines
         "第 7 章 按评审意见修订",
         "第 7 章 连接中断，正在重新生成",
         "⚠ 第 7 章的状态补丁未能应用：x",
         "第 4 章 重建完成；第 5、6 章可能与修改后的内容不一致，请检查",
     ]
+
+
+def test_the_log_names_each_stage_never_its_id(
+    qtbot: QtBot, widgets: tuple[PipelineController, PipelineDock, LiveDraftView]
+) -> None:
+    from novel_desktop.i18n import set_language
+
+    controller, dock, _draft = widgets
+    controller.chapter_started.emit(3, "")
+    for stage in ("draft", "length", "summarize", "refine", "judge", "judge_secondary", "polish", "commit"):
+        controller.stage_started.emit(3, stage)
+    controller.stage_started.emit(4, "draft")  # the next chapter's early draft, keyed by its own chapter
+    controller.chapter_started.emit(5, "refined")
+    assert dock.log_lines() == [
+        "第 3 章 开始",
+        "第 3 章 · 写作",
+        "第 3 章 · 字数调整",
+        "第 3 章 · 摘要",
+        "第 3 章 · 润色",
+        "第 3 章 · 评审",
+        "第 3 章 · 复核",
+        "第 3 章 · 二次润色",
+        "第 3 章 · 提交",
+        "第 4 章 · 写作",
+        "第 5 章 从中断处继续（润色完成）",
+    ]
+    ids = ("draft", "length", "summarize", "refine", "judge_secondary", "polish", "commit", "refined")
+    assert not any(stage in line for line in dock.log_lines() for stage in ids)
+    set_language("en")
+    try:
+        controller.stage_started.emit(5, "judge_secondary")
+        controller.stage_started.emit(5, "refine")
+    finally:
+        set_language("zh")
+    assert dock.log_lines()[-2:] == ["Chapter 5 · Second review", "Chapter 5 · Refine"]
 
 
 def test_the_english_catalogue_covers_the_pipeline_ui() -> None:
@@ -186,7 +221,11 @@ def test_the_english_catalogue_covers_the_pipeline_ui() -> None:
         for name in modules
         for m in re.finditer(r'tr\(\s*"([^"]*)"', (root / name).read_text(encoding="utf-8"))
     }
-    tables = [title for title, _ in pipeline_dock.STEPS] + ["修订", "二次润色", "复核"]
+    from novel_desktop.controllers.pipeline_events import stage_name
+    from novel_desktop.pipeline.events import Stage
+    from novel_desktop.pipeline.orchestrator import STAGE_DONE
+
+    tables = [title for title, _ in pipeline_dock.STEPS] + [stage_name(s) for s in [*Stage, *STAGE_DONE, "?"]]
     tables += list(pipeline_dock.GATE_DECISIONS.values()) + list(pipeline_dock.STATE_NAMES.values())
     tables += list(ask_dialog.TOPIC_TITLES.values())
     tables += list(queue_panel.QUEUE_STATES) + [title for title, _ in queue_panel.QUEUE_STEPS]
