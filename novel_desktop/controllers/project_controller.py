@@ -216,6 +216,20 @@ class ProjectController(QObject):
         """The stored path of every volume's outline (whether written yet or not)."""
         return [f"{layout.volume_dir(volume)}/outline.md" for volume, _title in self.volumes()]
 
+    def staged_report(self, number: int) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        """The in-flight chapter's judgement in staging, as (evaluation, pipeline-log-like notes: revisions,
+        gate_violations, gate_issues); (None, None) when nothing of ``number`` is staged."""
+        from novel_desktop.pipeline.verdict import GATE_NOTES
+
+        raw_eval = self.store.staging(layout.evaluation_path(number))
+        raw_notes = self.store.staging(GATE_NOTES.format(n=layout.num(number)))
+        try:
+            evaluation = json.loads(raw_eval) if raw_eval else None
+            notes = json.loads(raw_notes) if raw_notes else None
+        except ValueError:
+            return None, None
+        return evaluation, notes
+
     def staged_text(self, number: int) -> str | None:
         """The uncommitted text of an in-flight chapter, if any."""
         return self.store.staging(layout.chapter_path(number))

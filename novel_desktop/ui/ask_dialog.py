@@ -231,9 +231,19 @@ class _QuestionBox(QGroupBox):
 class AskDialog(QDialog):
     """Modal questions; :meth:`ask` (blocking) or :meth:`ask_async` (from a coroutine) return the answer."""
 
-    def __init__(self, spec: QuestionSpec, context: str = "", parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        spec: QuestionSpec,
+        context: str = "",
+        parent: QWidget | None = None,
+        *,
+        report: QWidget | None = None,
+    ) -> None:
+        """``report``: what the question is about in full (the staged chapter's quality report beside the
+        gate's low-score question), shown to the left of the questions."""
         super().__init__(parent)
         self.spec = spec
+        self.report = report
         self._answer: AnswerSpec | None = None
         headers = [q.header for q in spec.questions]
         # One question: its header says it all; several: what they are about, when the topic is known.
@@ -244,8 +254,14 @@ class AskDialog(QDialog):
             self.setWindowTitle(tr(topic) if topic else tr("需要你的决定"))
         self.setMinimumWidth(560)
 
-        outer = QVBoxLayout(self)
+        outer = QVBoxLayout()
         outer.setSpacing(10)
+        if report is None:
+            self.setLayout(outer)
+        else:
+            root = QHBoxLayout(self)
+            root.addWidget(report, 3)
+            root.addLayout(outer, 2)
         if len(headers) == 1:
             heading = headers[0]
         elif topic:
@@ -322,7 +338,11 @@ class AskDialog(QDialog):
         screen = self.screen().availableGeometry() if self.screen() else None
         limit = int(screen.height() * 0.8) if screen else 700
         wanted = body.sizeHint().height() + 160 + (self.context_view.height() if self.context_view else 0)
-        self.resize(max(self.minimumWidth(), 600), min(max(wanted, 280), limit))
+        width = max(self.minimumWidth(), 600)
+        if self.report is not None:  # the report beside the questions: wide, and as tall as the screen lets
+            width = min(int(screen.width() * 0.9), 1200) if screen else 1200
+            wanted = max(wanted, 720)
+        self.resize(width, min(max(wanted, 280), limit))
 
     # ------------------------------------------------------------------ accessors (tests, the controller)
     def option_button(self, question_id: str, label: str) -> QAbstractButton:
@@ -369,26 +389,30 @@ class AskDialog(QDialog):
     # ------------------------------------------------------------------ entry points
     @classmethod
     async def ask_async(
-        cls, parent: QWidget | None, spec: QuestionSpec, context: str = ""
+        cls, parent: QWidget | None, spec: QuestionSpec, context: str = "", report: QWidget | None = None
     ) -> AnswerSpec | None:
         """Show the questions window-modally and wait for the answer: the validated AnswerSpec, or None when
         cancelled. ``open()`` plus a future, so no nested event loop runs inside a task. Cancelling the
         awaiting task closes the dialog."""
-        dialog = cls(spec, context, parent)
+        dialog = cls(spec, context, parent, report=report)
         await open_and_wait(dialog, parent)
         return dialog.answer()
 
 
-def dialog_asker(parent: QWidget | None) -> Callable[[PipelineQuestion], Awaitable[AnswerSpec | None]]:
+def dialog_asker(
+    parent: QWidget | None, report_for: Callable[[str], QWidget | None] | None = None
+) -> Callable[[PipelineQuestion], Awaitable[AnswerSpec | None]]:
     """The pipeline controller's responder for the window: each question as an AskDialog over ``parent``
     (a proposal's review as its forms, a :class:`ProposalDialog`), opened with ``open()`` and answered
-    through its ``finished`` signal."""
+    through its ``finished`` signal. ``report_for(topic)``: what to show beside a question of that topic
+    (the gate's low-score question: the staged chapter's full quality report; ui/gate_report.py)."""
 
     async def ask(question: PipelineQuestion) -> AnswerSpec | None:
         if question.proposal is not None:
             from novel_desktop.ui.proposal_dialog import ProposalDialog
 
             return await ProposalDialog.ask_async(parent, question.proposal, question.spec)
-        return await AskDialog.ask_async(parent, question.spec, question.context)
+        report = report_for(question.spec.topic) if report_for is not None else None
+        return await AskDialog.ask_async(parent, question.spec, question.context, report)
 
     return ask

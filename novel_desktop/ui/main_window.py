@@ -48,6 +48,7 @@ from novel_desktop.ui.find_replace import FindReplaceDialog
 from novel_desktop.ui.flows.files import FileFlows
 from novel_desktop.ui.flows.novels import NovelFlows
 from novel_desktop.ui.flows.runs import RUN_TITLES, RunFlows
+from novel_desktop.ui.gate_report import gate_report_for
 from novel_desktop.ui.novel_banner import NovelBanner, save_failed, update_for_project, with_banner
 from novel_desktop.ui.pipeline_dock import PipelineDock
 from novel_desktop.ui.project_tree import ProjectTree, chapter_label
@@ -81,7 +82,8 @@ class MainWindow(WindowActions):
         self.settings = settings or load_app_settings()
         self.project = project or ProjectController(self)
         self.jobs = JobRunner(self)
-        self.pipeline = PipelineController(self.project, self, asker=dialog_asker(self), jobs=self.jobs)
+        asker = dialog_asker(self, gate_report_for(self.project, lambda: self.quality_panel))
+        self.pipeline = PipelineController(self.project, self, asker=asker, jobs=self.jobs)
         self._views: dict[str, QWidget] = {}
         self._find_dialog: FindReplaceDialog | None = None
         self.story = StoryActions(self.project, self.pipeline, self, self._current_chapter_number)

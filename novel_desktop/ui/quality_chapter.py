@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import json
+from typing import Any
 
 from PySide6.QtCharts import QBarCategoryAxis, QBarSet, QChart, QChartView, QHorizontalBarSeries, QValueAxis
 from PySide6.QtCore import QMargins, Qt, SignalInstance
@@ -81,7 +82,10 @@ class ChapterReportMixin:
         page = QWidget()
         layout = QVBoxLayout(page)
         layout.setContentsMargins(8, 8, 8, 0)
-        top = QHBoxLayout()
+        #: The chapter picker's row (the gate's report beside its question hides it: one chapter only).
+        self.picker_row = QWidget()
+        top = QHBoxLayout(self.picker_row)
+        top.setContentsMargins(0, 0, 0, 0)
         top.addWidget(QLabel(tr("章节")))
         self.chapter_combo = QComboBox()
         self.chapter_combo.setMinimumContentsLength(16)
@@ -92,7 +96,7 @@ class ChapterReportMixin:
         self.open_button = QPushButton(tr("在编辑器中打开"))
         top.addWidget(self.open_button)
         top.addStretch(1)
-        layout.addLayout(top)
+        layout.addWidget(self.picker_row)
         self.report_scroll = QScrollArea()
         self.report_scroll.setWidgetResizable(True)
         self.report_scroll.setFrameShape(QFrame.Shape.NoFrame)
@@ -125,8 +129,22 @@ class ChapterReportMixin:
         if not self.project.is_open or number is None:
             return json.dumps([self.project.is_open, number])
         info = next((c for c in self.project.chapters() if c.number == number), None)
-        parts = [number, info.title if info else None, self.project.evaluation(number)]
-        return json.dumps([*parts, self.project.pipeline_log(number)], ensure_ascii=False, sort_keys=True)
+        parts = [number, info.title if info else None, self._evaluation_of(number)]
+        return json.dumps([*parts, self._log_of(number)], ensure_ascii=False, sort_keys=True)
+
+    def _staged(self, number: int) -> bool:
+        """Whether ``number``'s report is of the chapter in flight (judged in staging, not committed): the
+        gate's question shows it before the author decides."""
+        return self.project.evaluation(number) is None and self.project.staged_report(number)[0] is not None
+
+    def _evaluation_of(self, number: int) -> dict[str, Any] | None:
+        committed = self.project.evaluation(number)
+        return committed if committed is not None else self.project.staged_report(number)[0]
+
+    def _log_of(self, number: int) -> dict[str, Any] | None:
+        if self.project.evaluation(number) is None and self.project.staged_report(number)[0] is not None:
+            return self.project.staged_report(number)[1]
+        return self.project.pipeline_log(number)
 
     def _show(self, number: int | None) -> None:
         index = self.chapter_combo.findData(number) if number is not None else -1
@@ -156,7 +174,7 @@ class ChapterReportMixin:
         elif number is None:
             self._empty(tr("还没有章节。写完第一章并通过评审后，这里会显示质量报告。"))
         else:
-            evaluation, problem = parse_evaluation(self.project.evaluation(number))
+            evaluation, problem = parse_evaluation(self._evaluation_of(number))
             if problem:
                 self._empty(
                     tr("第 {n} 章的评审结果无法读取（{problem}）。可以重新评审这一章。").format(
@@ -260,12 +278,18 @@ class ChapterReportMixin:
         recommendation = tr(RECOMMENDATIONS.get(ev.recommendation.value, ev.recommendation.value))
         self.recommendation_label = plain_label(tr("评审建议：{r}").format(r=recommendation))
         facts.addWidget(self.recommendation_label)
-        log_data = self.project.pipeline_log(n)
+        log_data = self._log_of(n)
         self.gate_label = plain_label(tr("门控：{path}").format(path=gate_path(log_data, ev)))
         facts.addWidget(self.gate_label)
         extra: list[str] = []
         if log_data:
             extra.append(tr("修订 {k} 次").format(k=int(log_data.get("revisions") or 0)))
+        if self._staged(n):
+            extra.insert(0, tr("暂存稿，尚未提交"))
+            text = self.project.staged_text(n)
+            if text:
+                density = self.project.analysis.ai_counter().per_1k(text)
+                extra.append(tr("AI 用语 {d:.1f} 处/千字").format(d=density))
         computed = ev.computed_overall()
         if abs(computed - float(ev.overall)) >= 0.05:
             extra.append(tr("按权重复算为 {s:.2f}").format(s=computed))
@@ -410,7 +434,7 @@ class ChapterReportMixin:
             self._body.addWidget(self._violation(n, violation))
 
     def _add_gate_findings(self, n: int) -> None:
-        findings = gate_findings(self.project.pipeline_log(n))
+        findings = gate_findings(self._log_of(n))
         if not findings:
             self._body.addWidget(muted(tr("无")))
         for line, blocking in findings:
