@@ -10,8 +10,9 @@ from pydantic import Field, model_validator
 from novel_desktop.domain.common import SeedModel
 from novel_desktop.domain.seed_fields import ChapterNo, NonNegative
 
-#: Where a style profile came from: the author's own samples, a reference author (仿写), or a preset template.
-StyleSource = Literal["original", "reference", "template"]
+#: Where a style profile came from: the author's own samples, a reference author (仿写), a preset template,
+#: or the author's hand edit of the profile (手改) since.
+StyleSource = Literal["original", "reference", "template", "manual"]
 
 
 class StyleProfile(SeedModel):

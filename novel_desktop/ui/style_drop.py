@@ -60,7 +60,25 @@ METRIC_LABELS: tuple[tuple[str, str, str], ...] = (
     ("repetition_window_share", "句式重复", "{:.0%}"),
 )
 
-SOURCE_TYPES = (("original", "我的样本（原创）"), ("reference", "仿写参考作者"), ("template", "风格模板"))
+SOURCE_TYPES = (
+    ("original", "我的样本（原创）"),
+    ("reference", "仿写参考作者"),
+    ("template", "风格模板"),
+    ("manual", "手改"),
+)
+
+
+def hand_edited(shown: StyleProfile | None, saved: StyleProfile) -> StyleProfile:
+    """``saved`` with 手改 as its source when the author changed the profile ``shown`` by hand and left its
+    source as it was (a template's profile edited is no longer the template's)."""
+    if shown is None or saved.source_type != shown.source_type or saved.source_type == "manual":
+        return saved
+    before, after = shown.to_json_dict(), saved.to_json_dict()
+    if {k: v for k, v in before.items() if k != "source_type"} == {
+        k: v for k, v in after.items() if k != "source_type"
+    }:
+        return saved
+    return saved.model_copy(update={"source_type": "manual"})
 
 
 def _lines(edit: QPlainTextEdit) -> list[str]:
@@ -147,6 +165,8 @@ class StylePage(QWidget):
         self.jobs = jobs
         self.setAcceptDrops(True)
         self._extra: dict[str, Any] = {}
+        #: The profile the form was filled from: a save that changed it by hand says 手改 as its source.
+        self._shown: StyleProfile | None = None
         self._analyzing = False
 
         outer = QVBoxLayout(self)
@@ -258,6 +278,7 @@ class StylePage(QWidget):
             value = metrics.get(key) if metrics else None
             shown = fmt.format(float(value)) if isinstance(value, int | float) else "—"
             self.metric_labels[key].setText(shown)
+        self._shown = self.profile_or_none()  # as the form holds it (rounded): what a hand edit changes
 
     def profile(self) -> StyleProfile:
         """The form as a StyleProfile (raises pydantic's ValidationError on an impossible value)."""
@@ -302,7 +323,9 @@ class StylePage(QWidget):
     def save(self) -> bool:
         """Write style-profile.json through the project; False (with the reason shown) when it cannot."""
         try:
-            profile = self.profile()
+            profile = hand_edited(self._shown, self.profile())
+            self.source_box.setCurrentIndex(max(0, self.source_box.findData(profile.source_type)))
+            self._shown = profile
             text = json.dumps(profile.to_json_dict(), ensure_ascii=False, indent=2) + "\n"
             self.project.save_document(STYLE_PROFILE_PATH, text)
         except ValidationError as exc:
