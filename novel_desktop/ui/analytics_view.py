@@ -95,6 +95,8 @@ class AnalyticsView(QWidget):
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         self.issue_table.setMinimumHeight(240)
         box.addWidget(self.issue_table, 1)
+        self.issue_status = muted("")
+        box.addWidget(self.issue_status)
         box.addWidget(
             muted(tr("按规则统计闸门发现的问题（代码检查与评审的阻断性违规），同一章同一规则只计一次。"))
         )
@@ -159,6 +161,10 @@ class AnalyticsView(QWidget):
         y = QValueAxis()
         y.setLabelFormat("%d")
         y.setRange(0, max(1, len(data.committed)))
+        # Whole chapters only: ticks at a whole step, about five of them.
+        y.setTickType(QValueAxis.TickType.TicksDynamic)
+        y.setTickAnchor(0.0)
+        y.setTickInterval(float(max(1, -(-len(data.committed) // 5))))
         x = QBarCategoryAxis()
         x.append([tr("章数")])
         chart.addAxis(x, Qt.AlignmentFlag.AlignBottom)
@@ -177,6 +183,12 @@ class AnalyticsView(QWidget):
             example = QTableWidgetItem(issue.example)
             example.setToolTip(issue.example)
             self.issue_table.setItem(row, 2, example)
+        if issues:
+            self.issue_status.setText("")
+        elif self.data.committed:
+            self.issue_status.setText(tr("提交的章节在闸门都没有发现问题。"))
+        else:
+            self.issue_status.setText(tr("还没有由流水线提交的章节。"))
 
     def _fill_costs(self) -> None:
         costs = self.data.costs
@@ -201,6 +213,7 @@ class AnalyticsView(QWidget):
         cost_line = QLineSeries()
         cost_line.setName(tr("花费（美元）"))
         cost_line.setColor(QColor("#c2410c"))
+        cost_line.setPointsVisible(len(chapters) <= 120)
         cost_line.replace([QPointF(i, costs[n].cost_usd) for i, n in enumerate(chapters)])
         chart.addSeries(bars)
         chart.addSeries(cost_line)
