@@ -16,7 +16,7 @@ from PySide6.QtCharts import (
     QValueAxis,
 )
 from PySide6.QtCore import QMargins, QPointF, Qt
-from PySide6.QtGui import QColor, QPainter
+from PySide6.QtGui import QColor, QPainter, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QGridLayout,
@@ -120,13 +120,27 @@ class AnalyticsView(QWidget):
             )
         )
         grid.addLayout(box, 1, 1)
-        self.project.chapters_changed.connect(self.refresh)
-        self.project.project_opened.connect(self.refresh)
+        self._dirty = False
+        # A commit or an edit re-reads the figures now when the tab is shown, else when it is next shown.
+        self.project.chapters_changed.connect(self._on_project_changed)
+        self.project.project_opened.connect(self._on_project_changed)
         self.refresh()
+
+    def _on_project_changed(self, *_args: object) -> None:
+        if self.isVisible():
+            self.refresh()
+        else:
+            self._dirty = True
+
+    def showEvent(self, event: QShowEvent) -> None:
+        if self._dirty:
+            self.refresh()
+        super().showEvent(event)
 
     # ------------------------------------------------------------------ fill
     def refresh(self, *_args: object) -> None:
         """Re-read the figures from the project."""
+        self._dirty = False
         self.data = analytics(self.project)
         self.empty_label.setVisible(self.data.empty)
         self._fill_pass()

@@ -54,9 +54,15 @@ def test_the_view_shows_what_the_logs_and_the_ledger_hold(
     save_shot(window, "analytics_view")
     _english_shot(qtbot, project)
 
-    # A hand edit is counted as such, once the view re-reads after the edit.
+    # A hand edit is counted as such: at once while the tab is shown, else when it is shown again.
     project.save_chapter(3, project.chapter_text(3) + "\n\n他又添了一句。")
-    assert view.data.days[-1].manual > 0
+    assert view.data.days[-1].manual == 7  # 他又添了一句。
+    window.open_chapter(3)
+    project.save_chapter(3, project.chapter_text(3) + "又一句。")
+    assert view.data.days[-1].manual == 7  # not re-read while its tab is hidden
+    window.analytics_action.trigger()
+    assert window.tabs.currentWidget() is view
+    assert view.data.days[-1].manual == 7 + 4  # 字数 counts the full stop
 
 
 def _english_shot(qtbot: QtBot, project: ProjectController) -> None:
