@@ -65,6 +65,7 @@ VIEWS = {
     "outline": ("大纲", "novel_desktop.ui.outline_view", "OutlineView"),
     "storylines": ("故事线", "novel_desktop.ui.storyline_view", "StorylineView"),
     "foreshadowing": ("伏笔", "novel_desktop.ui.foreshadowing_view", "ForeshadowingView"),
+    "analytics": ("统计", "novel_desktop.ui.analytics_view", "AnalyticsView"),
 }
 
 

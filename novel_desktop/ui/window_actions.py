@@ -141,6 +141,11 @@ class WindowActions(QMainWindow):
         self.outline_action = a(tr("大纲"), lambda: self.open_view("outline"))
         self.storylines_action = a(tr("故事线"), lambda: self.open_view("storylines"))
         self.foreshadowing_action = a(tr("伏笔"), lambda: self.open_view("foreshadowing"))
+        self.analytics_action = a(
+            tr("统计"),
+            lambda: self.open_view("analytics"),
+            tip=tr("通过率、常见评审问题、每章花费、每日字数"),
+        )
         self.style_action = a(
             tr("文风"),
             lambda: self.files.show_style(),
@@ -163,6 +168,7 @@ class WindowActions(QMainWindow):
             self.outline_action,
             self.storylines_action,
             self.foreshadowing_action,
+            self.analytics_action,
             self.style_action,
         ]
         self._editor_actions = [self.indent_action, self.history_action]
@@ -201,7 +207,13 @@ class WindowActions(QMainWindow):
 
         view_menu = bar.addMenu(tr("视图"))
         view_menu.addActions(
-            [self.outline_action, self.storylines_action, self.foreshadowing_action, self.style_action]
+            [
+                self.outline_action,
+                self.storylines_action,
+                self.foreshadowing_action,
+                self.analytics_action,
+                self.style_action,
+            ]
         )
         view_menu.addSeparator()
         for dock in (self.tree_dock, self.quality_dock, self.progress_dock):
