@@ -22,7 +22,6 @@ from novel_desktop.agents.context_recorder import (
     NullRecorder,
     build_entry,
     current_round,
-    judged_in_round,
     recorder_for,
 )
 from novel_desktop.agents.continuation import MAX_CONTINUATIONS, stream_whole
@@ -174,11 +173,9 @@ class LLMChapterAgents:
             result.value, [call_record(self.client, r) for r in result.responses], list(result.warnings)
         )
 
-    async def _round(self, chapter: int) -> tuple[int, bool]:
-        """The chapter's current round and whether the judge has seen it (from the staged record)."""
-        entries = await asyncio.to_thread(self.recorder.entries, chapter)
-        round_ = current_round(entries)
-        return round_, judged_in_round(entries, round_)
+    async def _round(self, chapter: int) -> int:
+        """The chapter's current round (from the staged record)."""
+        return current_round(await asyncio.to_thread(self.recorder.entries, chapter))
 
     # ------------------------------------------------------------------ ChapterAgents
     async def brief(self, chapter: int) -> ChapterBrief:
@@ -242,9 +239,7 @@ class LLMChapterAgents:
         hints = self._hints.get(brief.chapter, "")
         context = await asyncio.to_thread(fact_sheet.summarizer_context, facts, text, hints)
         prompt = render_template("summarizer", context)
-        await self._note(
-            facts, "summarizer", (await self._round(brief.chapter))[0], prompt, AgentRole.summarizer
-        )
+        await self._note(facts, "summarizer", await self._round(brief.chapter), prompt, AgentRole.summarizer)
         result = await self._review_call(
             facts, AgentRole.summarizer, prompt, SummarizerReply, "摘要与状态补丁", text
         )
@@ -290,7 +285,7 @@ class LLMChapterAgents:
                 "style_refiner", fact_sheet.refiner_context(facts, text, budget, focus.points, later=later)
             )
         )
-        round_ = (await self._round(brief.chapter))[0]
+        round_ = await self._round(brief.chapter)
         # The polish is the pass with the judge's points and the budget the first pass left (``later``); the
         # judge now runs beside the first pass, so "has the judge recorded yet" cannot tell them apart.
         await self._note(facts, "polish" if later else "refiner", round_, prompt, AgentRole.style_refiner)
@@ -306,7 +301,7 @@ class LLMChapterAgents:
         if not task:
             return AgentResult(RefineEdits())
         prompt = render_template("length_editor", fact_sheet.length_editor_context(facts, text, task))
-        round_ = (await self._round(brief.chapter))[0]
+        round_ = await self._round(brief.chapter)
         await self._note(facts, "length", round_, prompt, AgentRole.style_refiner)
         return await structured_call(
             self.client, AgentRole.style_refiner, prompt, RefineEdits, what="字数调整修改清单"
@@ -318,7 +313,7 @@ class LLMChapterAgents:
         # The context measures the text (style metrics): off the event loop.
         context = await asyncio.to_thread(fact_sheet.judge_context, facts, text)
         weights = platform_profile(facts.platform).weights
-        round_ = (await self._round(brief.chapter))[0]
+        round_ = await self._round(brief.chapter)
         if not secondary:
             return await self._judge_panels(facts, brief.chapter, context, text, round_)
         prompt = render_template("quality_judge", context)

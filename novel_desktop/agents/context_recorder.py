@@ -139,17 +139,11 @@ def current_round(entries: Sequence[ContextEntry]) -> int:
     return rounds[-1] if rounds else 0
 
 
-def judged_in_round(entries: Sequence[ContextEntry], round_: int) -> bool:
-    """Whether the judge already saw this round's text (a refiner call after it is the polish)."""
-    return any(e.agent == "judge" and e.round == round_ for e in entries)
-
-
 __all__ = [
     "ContextRecorder",
     "NullRecorder",
     "StagedContextRecorder",
     "build_entry",
     "current_round",
-    "judged_in_round",
     "recorder_for",
 ]
