@@ -40,6 +40,7 @@ from novel_desktop.storage.store import NovelStore
 if TYPE_CHECKING:
     import httpx2
 
+    from novel_desktop.agents.adopt import LLMAdoptAgents
     from novel_desktop.agents.chapter import LLMChapterAgents
     from novel_desktop.agents.judge import LLMJudgeAgent
     from novel_desktop.agents.planning import LLMPlanningAgents
@@ -99,6 +100,8 @@ class SessionAgents:
     planning: LLMPlanningAgents
     #: QualityJudge on demand: re-judging committed chapters, one or a batch (``JudgeAgent``).
     judge: LLMJudgeAgent
+    #: The book reader and the book synthesis of 接续已有书稿 (``AdoptAgents``).
+    adopt: LLMAdoptAgents
 
 
 class NovelSession:
@@ -257,6 +260,7 @@ class NovelSession:
     def agents(self) -> SessionAgents:
         """The agents over :attr:`client`, built on first use."""
         if self._agents is None:
+            from novel_desktop.agents.adopt import LLMAdoptAgents
             from novel_desktop.agents.chapter import LLMChapterAgents
             from novel_desktop.agents.judge import LLMJudgeAgent
             from novel_desktop.agents.planning import LLMPlanningAgents
@@ -266,6 +270,7 @@ class NovelSession:
                 chapter=LLMChapterAgents(self.store, client),
                 planning=LLMPlanningAgents(client),
                 judge=LLMJudgeAgent(self.store, client),
+                adopt=LLMAdoptAgents(client),
             )
         return self._agents
 

@@ -68,6 +68,10 @@ TEMPLATE_NAMES: tuple[str, ...] = (
     "fix_suggester",
     #: A draft outside the platform's length range, expanded or tightened by edits (the refiner's model).
     "length_editor",
+    #: 接续已有书稿: each imported chapter read into a note (the summarizer's model), then the notes
+    #: synthesised into world, characters, storylines, foreshadowing and state (the world builder's model).
+    "book_reader",
+    "book_synthesis",
 )
 
 CACHE_MARKER = "<!-- cache -->"

@@ -25,6 +25,7 @@ from novel_desktop.agents.ports import ChapterAgents, PlanningAgents
 from novel_desktop.domain.checkpoint import OrchestratorState as S
 from novel_desktop.llm.errors import LLMError
 from novel_desktop.pipeline import checks, quick_start, trial_plan, volume_plan, volume_review
+from novel_desktop.pipeline.adopt import adopt_needed
 from novel_desktop.pipeline.ahead import AheadWriter
 from novel_desktop.pipeline.chapter import ChapterOutcome, ChapterPipeline, PipelineError
 from novel_desktop.pipeline.events import PipelineEvent
@@ -150,7 +151,10 @@ def recommend(store: NovelStore | None) -> Recommendation:
     volume = int(cp.get("current_volume") or 1)
     last = int(cp.get("last_completed_chapter") or 0)
     reason: list[Phrase] = []
-    if state == S.INIT:
+    if state == S.VOL_PLANNING and adopt_needed(store):
+        action, label = "adopt", _say("接续已有书稿")
+        reason.append(_say("导入的 {last} 章还没有分析：人物、设定、故事线和文风都还空着", last=last))
+    elif state == S.INIT:
         action, label = "quick_start", _say("创建新项目")
         reason.append(_say("回答题材、主角、冲突和平台，生成设定并试写 3 章"))
     elif state == S.QUICK_START:

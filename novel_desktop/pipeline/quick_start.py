@@ -427,7 +427,7 @@ def metrics_text(metrics: StyleMetrics) -> str:
     )
 
 
-def _known_characters(store: NovelStore) -> str:
+def known_characters(store: NovelStore) -> str:
     lines = []
     for path in store.list_documents("characters/active/"):
         data = store.document_json(path) if path.endswith(".json") else None
@@ -477,13 +477,13 @@ async def build_style(
             choice.samples or ["（无样本）"],
             source_type=source_type,
             reference_author=choice.reference_author,
-            known_characters=await db(_known_characters, store),
+            known_characters=await db(known_characters, store),
             metrics=metrics,
         )
         result = await agents.style(context)
         report.calls += result.calls
         report.warnings += result.warnings
-        profile = _merge_profile(result.value, measured, source_type, choice.reference_author)
+        profile = merge_profile(result.value, measured, source_type, choice.reference_author)
         if profile is None:
             raise LifecycleError("StyleAnalyzer 的输出无法解析，风格未写入；重新运行即可重试")
         who = (
@@ -499,7 +499,7 @@ async def build_style(
     return report
 
 
-def _merge_profile(
+def merge_profile(
     llm: StyleProfile | None, measured: StyleProfile | None, source_type: str, author: str | None
 ) -> StyleProfile | None:
     """The model's reading of the style with the program's numbers (the numbers are arithmetic, ours)."""
