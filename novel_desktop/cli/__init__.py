@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from novel_desktop import __version__
+from novel_desktop.cli import adopt as adopt_cmds
 from novel_desktop.cli import ask as ask_cmds
 from novel_desktop.cli import blacklist as blacklist_cmds
 from novel_desktop.cli import context as context_cmds
@@ -65,6 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     state_cmds.register(subparsers)
     ask_cmds.register(subparsers)
     import_text_cmds.register(subparsers)
+    adopt_cmds.register(subparsers)
     export_cmds.register(subparsers)
     outline_cmds.register(subparsers)
     writing_cmds.register(subparsers)

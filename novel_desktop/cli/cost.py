@@ -21,6 +21,7 @@ PURPOSE_NAMES = {
     "quick_start": "快速开始",
     "on_demand": "按需智能体",
     "rebuild": "重建",
+    "adopt": "接续书稿",
     "audit": "一致性检查",
     "suggest": "建议",
     "volume_review": "卷末回顾",

@@ -196,6 +196,9 @@ def cmd_start(args: argparse.Namespace) -> int:
         store = session.store
         rec = recommend(store)
         print(f"推荐下一步 recommended: {rec.label} —— {rec.reason}")
+        if rec.action == "adopt":
+            print(f"运行 run: novel adopt {args.novel}（或先 novel plan 跳过分析 / or plan without it）")
+            return 0
 
         async def body(orch: Orchestrator) -> int:
             summary = await orch.run_until_blocked(max_chapters=max(0, args.n))
