@@ -125,6 +125,8 @@ EXPECTED_SLOTS: dict[str, set[str]] = {
         "violations",
         "required_fixes",
     },
+    "book_reader": {"chapter_num", "synopsis", "chapter_content"},
+    "book_synthesis": {"book_title", "chapter_count", "last_chapter", "notes_digest", "update_request"},
     "summarizer": {
         "entity_roster",
         "storylines_overview",
@@ -414,6 +416,16 @@ def realistic_context(name: str) -> dict[str, str]:
             "active_foreshadowing": "- broken_jade：半块水云纹残玉（advanced）\n- chen_lao_past：陈老旧事（planted）",
             "writer_hints": '{"hints":[{"op":"set","path":"characters.lin-feng.location","value":"苍梧宗山门"}]}',
         },
+        "book_reader": {
+            "synopsis": "## 已出场人物（沿用这些名字）\n林枫（小枫）、陈老\n\n## 最近几章摘要\n- 第 1 章：" + _summary_text(1),
+        },
+        "book_synthesis": {
+            "book_title": "青石问道",
+            "chapter_count": "2",
+            "last_chapter": "2",
+            "notes_digest": "## 人物\n- 林枫：protagonist；出场 2 章\n\n## 各章摘要\n- 第 1 章：" + _summary_text(1),
+            "update_request": "",
+        },
         "style_analyzer": {
             "source_type": "original",
             "reference_author": "",
@@ -466,8 +478,10 @@ def _rendered(name: str) -> tuple[PromptTemplate, str, str]:
 
 def test_every_agent_role_has_a_template() -> None:
     roles = {role.value for role in AgentRole} - {"judge_secondary"}
-    # The fix suggester (the reviser's model) and the length editor (the refiner's) have no role of their own.
-    assert roles == set(TEMPLATE_NAMES) - {"fix_suggester", "length_editor"}
+    # The fix suggester (the reviser's model), the length editor (the refiner's) and the adoption's book
+    # reader (the summarizer's) and synthesis (the world builder's) have no role of their own.
+    own_model = {"fix_suggester", "length_editor", "book_reader", "book_synthesis"}
+    assert roles == set(TEMPLATE_NAMES) - own_model
     on_disk = {path.stem for path in prompts_dir().glob("*.md") if path.stem != "README"}
     assert on_disk == set(TEMPLATE_NAMES)
 
@@ -1038,3 +1052,15 @@ def test_consistency_auditor_example_findings() -> None:
 def test_every_json_example_parses(name: str) -> None:
     text = (prompts_dir() / f"{name}.md").read_text(encoding="utf-8")
     assert len(_json_blocks(name)) == text.count("```json\n")
+
+
+def test_book_reader_and_synthesis_examples_are_what_the_adoption_parses() -> None:
+    from novel_desktop.domain.adoption import BookSynthesis, ChapterNote
+    from novel_desktop.domain.proposals import validate_payload
+
+    (note,) = _json_blocks("book_reader")
+    assert ChapterNote.model_validate(note).threads[0].action == "planted"
+    (book,) = _json_blocks("book_synthesis")
+    synthesis = BookSynthesis.model_validate(book)
+    for kind in ("world", "characters", "storylines"):
+        assert validate_payload(kind, getattr(synthesis, kind)) == [], kind
