@@ -43,9 +43,7 @@ def reader_context(chapter: int, synopsis: str, text: str) -> dict[str, str]:
     }
 
 
-def synthesis_context(
-    title: str, chapters: int, last: int, digest: str, request: str = ""
-) -> dict[str, str]:
+def synthesis_context(title: str, chapters: int, last: int, digest: str, request: str = "") -> dict[str, str]:
     """Slots of prompts/book_synthesis.md."""
     return {
         "book_title": title,

@@ -50,7 +50,8 @@ def _confirm() -> bool:
         tty = False
     if not tty:
         raise CliError(
-            "需要确认费用才能开始：请在终端中运行，或加 --yes (confirmation needed: run it in a terminal or pass --yes)",
+            "需要确认费用才能开始：请在终端中运行，或加 --yes "
+            "(confirmation needed: run it in a terminal or pass --yes)",
             EXIT_STOPPED,
         )
     sys.stderr.write("开始分析？[y/N] ")

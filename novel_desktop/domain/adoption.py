@@ -166,7 +166,7 @@ def foreshadowing_items(threads: Sequence[SynthesisThread], last_chapter: int) -
             status=t.status,
             planted_chapter=planted,
             storyline_id=t.storyline_id,
-            history=[{"chapter": planted, "action": "planted", "detail": t.description or None}],  # type: ignore[list-item]
+            history=[{"chapter": planted, "action": "planted", "detail": t.description or None}],
         )
         out.append(item.to_json_dict())
     return out
@@ -176,7 +176,7 @@ _CATEGORIES = ("characters", "items", "locations", "factions")
 
 
 def state_ops(state: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The synthesised state as ``set`` ops (paths of 2-3 slug segments); what cannot be a path is left out."""
+    """The synthesised state as ``set`` ops (paths of 2-3 slug segments); what is no path is left out."""
     ops: list[dict[str, Any]] = []
     for category in _CATEGORIES:
         entities = state.get(category)

@@ -78,7 +78,7 @@ def is_adopted(store: NovelStore) -> bool:
 
 
 def adopt_needed(store: NovelStore) -> bool:
-    """An imported novel whose chapters the agents have not read yet (the start page recommends 接续已有书稿)."""
+    """An imported novel the agents have not read yet (the start page recommends 接续已有书稿)."""
     return is_imported(store) and not is_adopted(store)
 
 
@@ -126,7 +126,8 @@ class AdoptEstimate:
         out = [
             f"共 {self.chapters} 章；待分析 {len(self.to_read)} 章（{span}），已分析 {self.already} 章",
             f"预计输入约 {self.input_tokens:,} tokens，输出约 {self.output_tokens:,} tokens",
-            f"预计费用约 ${self.cost_usd:.2f}（逐章阅读：{self.reader_model}；归纳设定：{self.synthesis_model}）",
+            f"预计费用约 ${self.cost_usd:.2f}"
+            f"（逐章阅读：{self.reader_model}；归纳设定：{self.synthesis_model}）",
         ]
         if self.unpriced:
             out.append(f"价格表里没有 {'、'.join(self.unpriced)}，其费用按 0 计")

@@ -34,7 +34,12 @@ from novel_desktop.pipeline.adopt import (
 )
 from novel_desktop.pipeline.approval import propose, with_changes
 from novel_desktop.pipeline.interaction import InteractionManager
-from novel_desktop.pipeline.quick_start import ensure_storylines, known_characters, merge_profile, metrics_text
+from novel_desktop.pipeline.quick_start import (
+    ensure_storylines,
+    known_characters,
+    merge_profile,
+    metrics_text,
+)
 from novel_desktop.pipeline.steps import ask, question, spec
 from novel_desktop.storage import layout
 from novel_desktop.storage.adoption import store_book_state
@@ -115,7 +120,7 @@ async def _offer(
             except ProposalInvalid as again:
                 raise AdoptError(f"归纳出的{name}无效：{again}；再次运行即可重试") from None
         return Proposal(
-            kind=kind,  # type: ignore[arg-type]
+            kind=kind,
             title=f"接续已有书稿：{name}",
             payload=payload,
             effective_from=last + 1,
@@ -134,7 +139,8 @@ def state_spec(threads: int, entities: int, last: int, preview: str) -> Any:
         question(
             "state_action",
             "伏笔与状态",
-            f"从全书归纳出 {threads} 条未回收的伏笔、{entities} 项第 {last} 章结束时的状态。保存？\n{preview}",
+            f"从全书归纳出 {threads} 条未回收的伏笔、{entities} 项第 {last} 章结束时的状态。"
+            f"保存？\n{preview}",
             options=[(ACCEPT, "推荐：续写时作为当前状态和待回收伏笔"), (SKIP, "不保存，之后由续写逐章建立")],
             default=ACCEPT,
         ),
@@ -167,7 +173,9 @@ def book_samples(store: NovelStore) -> list[tuple[int, str]]:
     if not numbers:
         return []
     picks = sorted({numbers[0], numbers[len(numbers) // 2], numbers[-1]})[:STYLE_SAMPLES]
-    return [(n, trim_to_tokens(store.chapter_text(n) or "", STYLE_SAMPLE_TOKENS, keep="start")) for n in picks]
+    return [
+        (n, trim_to_tokens(store.chapter_text(n) or "", STYLE_SAMPLE_TOKENS, keep="start")) for n in picks
+    ]
 
 
 def style_question(chapters: list[int], avg: float, dialogue: float, directives: list[str]) -> Any:
@@ -178,7 +186,8 @@ def style_question(chapters: list[int], avg: float, dialogue: float, directives:
         question(
             "style_action",
             "文风",
-            f"从本书第 {where} 章提取的文风：平均句长 {avg}，对话占比 {dialogue}。写作指令：{shown}。保存为本书的文风？",
+            f"从本书第 {where} 章提取的文风：平均句长 {avg}，对话占比 {dialogue}。"
+            f"写作指令：{shown}。保存为本书的文风？",
             options=[(ACCEPT, "推荐：续写按本书自己的文风写"), (SKIP, "不保存，之后在文风页另选")],
             default=ACCEPT,
         ),

@@ -38,7 +38,9 @@ def read_notes(store: NovelStore) -> dict[int, tuple[str, dict[str, Any]]]:
     """The stored notes: chapter → (the content hash it was read from, the note)."""
     lo, hi = prefix_bounds(NOTE_PREFIX)
     out: dict[int, tuple[str, dict[str, Any]]] = {}
-    for _path, data in store._rows("SELECT path, data FROM extra_files WHERE path >= ? AND path < ?", (lo, hi)):
+    for _path, data in store._rows(
+        "SELECT path, data FROM extra_files WHERE path >= ? AND path < ?", (lo, hi)
+    ):
         try:
             doc = json.loads(bytes(data).decode("utf-8"))
             out[int(doc["chapter"])] = (str(doc["content_hash"]), dict(doc["note"]))
@@ -66,7 +68,9 @@ def save_note(
         if row.content_hash != content_hash:
             return False
         doc = {"chapter": chapter, "content_hash": content_hash, "note": dict(note), "read_at": now}
-        s.merge(ExtraFileRow(path=note_path(chapter), data=json.dumps(doc, ensure_ascii=False).encode("utf-8")))
+        s.merge(
+            ExtraFileRow(path=note_path(chapter), data=json.dumps(doc, ensure_ascii=False).encode("utf-8"))
+        )
         s.merge(SummaryRow(chapter=chapter, content=summary, storyline_id=storyline_id, updated_at=now))
         row.source_hash = row.content_hash
         row.status = "committed"
@@ -83,7 +87,8 @@ def store_book_state(
     foreshadowing: Sequence[Mapping[str, Any]],
 ) -> int:
     """The state after ``chapter`` (``set`` ops on the current state, plus one ``foreshadow`` op per open
-    thread) and the open threads in ``foreshadowing/global.json``, in one transaction; the new state version."""
+    thread) and the open threads in ``foreshadowing/global.json``, in one transaction; returns the new
+    state version."""
     with store._write() as s:
         state = latest_state(s)
         threads = [

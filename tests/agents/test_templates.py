@@ -417,13 +417,15 @@ def realistic_context(name: str) -> dict[str, str]:
             "writer_hints": '{"hints":[{"op":"set","path":"characters.lin-feng.location","value":"苍梧宗山门"}]}',
         },
         "book_reader": {
-            "synopsis": "## 已出场人物（沿用这些名字）\n林枫（小枫）、陈老\n\n## 最近几章摘要\n- 第 1 章：" + _summary_text(1),
+            "synopsis": "## 已出场人物（沿用这些名字）\n林枫（小枫）、陈老\n\n## 最近几章摘要\n- 第 1 章："
+            + _summary_text(1),
         },
         "book_synthesis": {
             "book_title": "青石问道",
             "chapter_count": "2",
             "last_chapter": "2",
-            "notes_digest": "## 人物\n- 林枫：protagonist；出场 2 章\n\n## 各章摘要\n- 第 1 章：" + _summary_text(1),
+            "notes_digest": "## 人物\n- 林枫：protagonist；出场 2 章\n\n## 各章摘要\n- 第 1 章："
+            + _summary_text(1),
             "update_request": "",
         },
         "style_analyzer": {

@@ -66,7 +66,9 @@ def test_adopt_then_continue(
     fake.script("plot_architect", plan_json(1, 7, 9))
     plan = answers.with_name("plan.json")
     plan.write_text(json.dumps({"volume plan": {"review_action": "接受"}}), encoding="utf-8")
-    assert main(["plan", str(novel), "--chapters", "9", "--answers-file", str(plan), "--non-interactive"]) == 0
+    assert (
+        main(["plan", str(novel), "--chapters", "9", "--answers-file", str(plan), "--non-interactive"]) == 0
+    )
     assert main(["continue", str(novel), "-n", "1", "--non-interactive"]) == 0
     writer = fake.requests_for("chapter_writer")[0]
     prompt = writer.user_text + json.dumps(writer.system_blocks, ensure_ascii=False)

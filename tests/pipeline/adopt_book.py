@@ -38,11 +38,19 @@ def note_json(n: int) -> str:
             "chapter": n,
             "summary": f"第{n}章摘要：林枫来到{NAMES[n - 1]}，陈老叮嘱他别急。",
             "characters": [
-                {"name": "林枫", "aliases": ["小枫"], "role": "protagonist", "traits": ["倔强"], "status_change": ""},
+                {
+                    "name": "林枫",
+                    "aliases": ["小枫"],
+                    "role": "protagonist",
+                    "traits": ["倔强"],
+                    "status_change": "",
+                },
                 {"name": "陈老", "aliases": [], "role": "mentor", "traits": ["寡言"], "status_change": ""},
             ],
             "world_facts": [f"{NAMES[n - 1]}属于苍梧宗"],
-            "threads": [{"id": "broken_jade", "action": "planted" if n == 1 else "advanced", "description": "残玉"}],
+            "threads": [
+                {"id": "broken_jade", "action": "planted" if n == 1 else "advanced", "description": "残玉"}
+            ],
             "storylines": ["main_arc"],
             "end_state": f"林枫在{NAMES[n - 1]}。",
         },
@@ -54,8 +62,18 @@ def synthesis(**override: Any) -> dict[str, Any]:
     data: dict[str, Any] = {
         "world": {
             "rules": [
-                {"id": "W-001", "category": "magic_system", "rule": "残玉只认林枫", "constraint_type": "hard"},
-                {"id": "W-002", "category": "social", "rule": "外门弟子不得擅入灵田", "constraint_type": "soft"},
+                {
+                    "id": "W-001",
+                    "category": "magic_system",
+                    "rule": "残玉只认林枫",
+                    "constraint_type": "hard",
+                },
+                {
+                    "id": "W-002",
+                    "category": "social",
+                    "rule": "外门弟子不得擅入灵田",
+                    "constraint_type": "soft",
+                },
             ],
             "documents": [{"file": "setting.md", "content": "# 苍梧宗\n\n宗门在青石镇北。"}],
         },

@@ -27,7 +27,14 @@ from novel_desktop.pipeline.interaction import AnswersFileResponder, Interaction
 from novel_desktop.pipeline.orchestrator import recommend
 from novel_desktop.storage.store import NovelStore
 from tests.fakes.anthropic_server import FakeAnthropicServer, Reply, fast_settings
-from tests.pipeline.adopt_book import CHAPTERS, accept_all, imported_book, note_json, script_adoption, synthesis
+from tests.pipeline.adopt_book import (
+    CHAPTERS,
+    accept_all,
+    imported_book,
+    note_json,
+    script_adoption,
+    synthesis,
+)
 
 KEY = "sk-ant-test-adopt"
 
@@ -53,7 +60,9 @@ def _adopt(
 
 def _chapters_read(server: FakeAnthropicServer) -> list[int]:
     """The chapter each reader request was about (read from its 「# 第 N 章正文」 heading)."""
-    return [int(re.search(r"# 第 (\d+) 章正文", r.user_text).group(1)) for r in server.requests_for("summarizer")]  # type: ignore[union-attr]
+    return [
+        int(re.search(r"# 第 (\d+) 章正文", r.user_text).group(1)) for r in server.requests_for("summarizer")
+    ]  # type: ignore[union-attr]
 
 
 def test_the_estimate_comes_before_any_request(tmp_path: Path, server: FakeAnthropicServer) -> None:
@@ -92,7 +101,9 @@ def test_a_full_analysis_stores_what_the_author_accepts(tmp_path: Path, server: 
         assert store.document_json("storylines/storylines.json")["storylines"][0]["id"] == "main_arc"
         assert store.document("storylines/storyline-spec.json") is not None
         threads = store.document_json("foreshadowing/global.json")["foreshadowing"]
-        assert [(t["id"], t["status"], t["planted_chapter"]) for t in threads] == [("broken_jade", "advanced", 1)]
+        assert [(t["id"], t["status"], t["planted_chapter"]) for t in threads] == [
+            ("broken_jade", "advanced", 1)
+        ]
         state = store.current_state()
         assert state["characters"]["lin-feng"]["realm"] == "炼气一层"
         assert state["world_state"]["time_marker"] == "永安三年冬"
