@@ -202,6 +202,25 @@ class PipelineController(QObject):
         self.run_name = name
         self._start(self._guarded(lambda: self._on_demand(name, params), _action_retry))
 
+    def run_in_session(self, name: str, work: Callable[[Any], Awaitable[None]]) -> bool:
+        """Run ``work(session)`` (a NovelSession over the open novel whose questions reach the asker) as this
+        controller's job: ``running`` holds, 停止 cancels it, errors ``work`` lets through become ``failed``.
+        False (nothing started) while running, closed or read-only. The window's 接续已有书稿 runs this way."""
+        if self.running or not self.project.is_open or self.project.readonly:
+            return False
+        self.run_name = name
+
+        async def in_session() -> None:
+            async with self._session(await self._prepare()) as session:
+                await work(session)
+
+        self._start(self._guarded(in_session, _lifecycle_retry))
+        return True
+
+    async def settings(self) -> Any:
+        """The LLM settings a run would use (loaded off the GUI thread; a problem is a ``warning``)."""
+        return await self._prepare()
+
     def cancel(self) -> None:
         """Stop at once; the novel stays as it was (the chapter stays in staging, resumable)."""
         if self._interaction is not None:

@@ -209,7 +209,12 @@ class StartPage(QScrollArea):
         rec = self.project.recommendation()
         self.action = rec.action
         self.recommend_button.setText(tr_phrase(rec.label_phrase))
-        self.reason.setText(tr_phrases(rec.reason_phrases))
+        reason = tr_phrases(rec.reason_phrases)
+        if rec.action == "adopt":  # what the step does, before the author clicks it
+            reason += "\n" + tr(
+                "逐章分析书稿，归纳人物、设定、故事线、伏笔和文风，逐项确认后就能续写；开始前先显示费用。"
+            )
+        self.reason.setText(reason)
         self.guide.setVisible(not self.project.is_open)
         self.workspace.setVisible(self.project.is_open)
         if self.project.is_open:

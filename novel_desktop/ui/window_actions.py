@@ -122,6 +122,11 @@ class WindowActions(QMainWindow):
             lambda: self.runs.run_lifecycle("quick_start"),
             tip=tr("回答题材、主角、冲突和平台，生成设定、角色和文风，试写 3 章"),
         )
+        self.adopt_action = a(
+            tr("接续已有书稿…"),
+            lambda: self.runs.adopt.open(),
+            tip=tr("逐章分析导入的书稿，归纳人物、设定、故事线、伏笔和文风，确认后就能续写"),
+        )
         self.plan_action = a(
             tr("规划卷…"),
             lambda: self.runs.run_lifecycle("plan"),
@@ -162,6 +167,7 @@ class WindowActions(QMainWindow):
             self.continue_n_action,
             self.rebuild_action,
             self.quick_start_action,
+            self.adopt_action,
             self.plan_action,
             self.review_action,
             self.check_action,
@@ -194,7 +200,13 @@ class WindowActions(QMainWindow):
         write_menu.addActions([self.continue_action, self.continue_n_action, self.stop_action])
         write_menu.addSeparator()
         write_menu.addActions(
-            [self.quick_start_action, self.plan_action, self.review_action, self.check_action]
+            [
+                self.quick_start_action,
+                self.adopt_action,
+                self.plan_action,
+                self.review_action,
+                self.check_action,
+            ]
         )
         write_menu.addSeparator()
         write_menu.addAction(self.rebuild_action)

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QInputDialog
 
 from novel_desktop.i18n import tr
 from novel_desktop.ui import alerts
+from novel_desktop.ui.flows.adopt import AdoptFlows
 from novel_desktop.ui.flows.drafts import DraftFlows
 from novel_desktop.ui.flows.stale import StaleFlows
 from novel_desktop.ui.pipeline_dock import LiveDraftView
@@ -34,6 +35,7 @@ RUN_TITLES = {
     "import_research": "导入研究资料",
     "rejudge": "重新评审",
     "reevaluate": "批量重新评审",
+    "adopt": "接续已有书稿",
 }
 
 
@@ -64,6 +66,7 @@ class RunFlows:
         self.stale = StaleFlows(window)  # the 重建 bar, and 先重建 before 续写 (issue 15)
         #: The tray message (or status bar line) when a 续写 queue ends or a gate needs the author.
         self.notifier = QueueNotifier(window, pc)
+        self.adopt = AdoptFlows(window)  # 接续已有书稿 (issue 19 point 1)
 
     def _read_only(self) -> bool:
         """A read-only novel runs nothing (every run writes); the author is told how to work on a copy."""
@@ -91,6 +94,8 @@ class RunFlows:
         elif action == "rebuild":
             w.show_workspace()
             self.rebuild_stale()
+        elif action == "adopt":
+            self.adopt.open()
         else:
             self.run_lifecycle(action)
 
@@ -214,6 +219,7 @@ class RunFlows:
             w.plan_action,
             w.review_action,
             w.check_action,
+            w.adopt_action,
         )
         writable = w.project.is_open and not w.project.readonly
         for action in runs:
@@ -274,6 +280,8 @@ class RunFlows:
 
     # ------------------------------------------------------------------ how a run ended
     def _on_pipeline_failed(self, message: str) -> None:
+        if self.window.pipeline.run_name == "adopt" and self.adopt.dialog is not None:
+            return  # the adoption's dialog says it, with what is kept
         title = tr("{what}没有完成").format(what=tr(RUN_TITLES.get(self.window.pipeline.run_name, "操作")))
         alerts.warning(self.window, title, message)
 
