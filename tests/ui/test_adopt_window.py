@@ -12,6 +12,7 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import qasync
@@ -19,6 +20,7 @@ from PySide6.QtCore import QTimer
 from pytestqt.qtbot import QtBot
 
 from novel_desktop.config import AppSettings
+from novel_desktop.controllers.adopt_controller import AdoptSummary
 from novel_desktop.storage.store import NovelStore
 from novel_desktop.ui.adopt_dialog import AdoptDialog
 from novel_desktop.ui.ask_dialog import AskDialog
@@ -231,3 +233,58 @@ def test_the_menu_says_plainly_when_the_novel_was_not_imported(
     window.adopt_action.trigger()
     assert window.runs.adopt.dialog is None
     assert "不是从书稿导入的" in alerts.shown[-1][2]
+
+
+def test_the_estimate_names_a_model_without_a_price_and_reads_in_english(qtbot: QtBot) -> None:
+    from novel_desktop import i18n
+    from novel_desktop.ui.adopt_dialog import estimate_lines, summary_line
+
+    est = SimpleNamespace(
+        chapters=6,
+        to_read=[4, 5, 6],
+        already=3,
+        input_tokens=12_345,
+        output_tokens=2_000,
+        cost_usd=0.0,
+        reader_model="qwen2.5:7b",
+        synthesis_model="qwen2.5:7b",
+        unpriced=["qwen2.5:7b"],
+    )
+    lines = estimate_lines(est)
+    assert lines[0] == "共 6 章：待分析 3 章（第 4-6 章），已分析 3 章"
+    assert lines[-1] == "价格表里没有 qwen2.5:7b 的价格，这部分费用没有算进去"
+    summary = AdoptSummary(characters=1, rules=2, storylines=1, foreshadowing=0, next_step="")
+    i18n.set_language("en")
+    try:
+        lines = estimate_lines(est)
+        assert lines[0] == "Chapters in the book: 6; to analyse: 3 (chapters 4-6); already analysed: 3"
+        assert lines[1] == "Estimated input: about 12,345 tokens; output: about 2,000 tokens"
+        assert lines[-1] == "No price is set for qwen2.5:7b: its cost is not included"
+        assert summary_line(summary) == "Characters: 1, rules: 2, storylines: 1, foreshadowing threads: 0"
+        assert all(ord(c) < 0x3000 for c in "".join(lines))  # ASCII punctuation, no Chinese left
+    finally:
+        i18n.set_language("zh")
+
+
+def test_every_adoption_string_has_an_english_translation_with_the_same_slots() -> None:
+    import ast
+    import json
+    import string
+
+    from novel_desktop.paths import resource
+
+    entries: dict[str, str] = {}
+    for path in sorted(resource("i18n", "en").glob("*.json")):
+        entries.update(json.loads(path.read_text(encoding="utf-8")))
+    root = Path(__file__).resolve().parents[2] / "novel_desktop"
+    keys = []
+    for name in ("ui/adopt_dialog.py", "ui/flows/adopt.py", "controllers/adopt_controller.py"):
+        text = (root / name).read_text("utf-8")
+        keys += [ast.literal_eval(f'"{m.group(1)}"') for m in re.finditer(r'tr\(\s*"((?:[^"\\]|\\.)*)"', text)]
+    assert len(keys) >= 20
+    assert [k for k in keys if k not in entries] == []
+
+    def slots(text: str) -> set[str]:
+        return {name for _, name, _, _ in string.Formatter().parse(text) if name}
+
+    assert [k for k in keys if slots(k) != slots(entries[k])] == []
