@@ -2,10 +2,10 @@
 controller's job (:meth:`PipelineController.run_in_session`), so ``running`` holds while it goes on, 停止
 cancels it, and its approvals reach the same proposal and ask dialogs the quick start uses.
 
-Signals: ``progress(done, total, text)`` (``done`` counts the chapters analysed in the whole book, so a resumed
-run goes on from where the last one stopped), ``finished(AdoptSummary)``, ``failed(str)`` (why, in Chinese,
-with what is kept) and ``cancelled(str)`` (what is kept and where the next run resumes). A stop or an error
-keeps every chapter read.
+Signals: ``progress(done, total, text)`` (``done`` counts the chapters analysed in the whole book, so a
+resumed run goes on from where the last one stopped), ``finished(AdoptSummary)``, ``failed(str)`` (why, in
+Chinese, with what is kept) and ``cancelled(str)`` (what is kept and where the next run resumes). A stop or
+an error keeps every chapter read.
 """
 
 from __future__ import annotations
@@ -115,6 +115,7 @@ class AdoptController(QObject):
         from novel_desktop.pipeline.adopt import AdoptError, adopt, pending_chapters
         from novel_desktop.pipeline.approval import ApprovalError
         from novel_desktop.pipeline.interaction import AnswersNeeded, GateBlocked
+
         store = self.pipeline.project.store
         pending = await asyncio.to_thread(pending_chapters, store)
         total = len(await asyncio.to_thread(store.list_chapters))
@@ -124,8 +125,9 @@ class AdoptController(QObject):
             self.progress.emit(offset + done, total, message)
 
         try:
+            agents = session.agents
             report = await adopt(
-                store, session.agents.adopt, session.agents.planning, session.interaction, on_progress=on_progress
+                store, agents.adopt, agents.planning, session.interaction, on_progress=on_progress
             )
         except (AdoptError, LLMError, ApprovalError, AnswersNeeded, GateBlocked) as exc:
             why = exc.message if isinstance(exc, (AdoptError, LLMError)) else str(exc)

@@ -205,7 +205,7 @@ class PipelineController(QObject):
     def run_in_session(self, name: str, work: Callable[[Any], Awaitable[None]]) -> bool:
         """Run ``work(session)`` (a NovelSession over the open novel whose questions reach the asker) as this
         controller's job: ``running`` holds, 停止 cancels it, errors ``work`` lets through become ``failed``.
-        False (nothing started) while running, closed or read-only. The window's 接续已有书稿 runs this way."""
+        False (nothing started) while running, closed or read-only. 接续已有书稿 runs this way."""
         if self.running or not self.project.is_open or self.project.readonly:
             return False
         self.run_name = name

@@ -45,9 +45,8 @@ def estimate_lines(est: Any) -> list[str]:
         ),
     ]
     if est.unpriced:
-        lines.append(
-            tr("价格表里没有 {models} 的价格，这部分费用没有算进去").format(models=tr("、").join(est.unpriced))
-        )
+        models = tr("、").join(est.unpriced)
+        lines.append(tr("价格表里没有 {models} 的价格，这部分费用没有算进去").format(models=models))
     return lines
 
 
@@ -75,7 +74,7 @@ class AdoptDialog(QDialog):
         layout.setSpacing(10)
         intro = QLabel(
             tr(
-                "逐章读一遍导入的书稿，归纳出人物与契约、世界规则、故事线、未回收的伏笔、最后一章的故事状态和本书自己的文风，每一项都经你确认后才保存；之后就能规划和续写。可以随时停止，下次从下一章继续。"  # noqa: E501
+                "逐章读一遍导入的书稿，归纳出人物与契约、世界规则、故事线、未回收的伏笔、最后一章的故事状态和本书自己的文风，每一项都经你确认后才保存；之后就能规划和续写。可以随时停止，下次从下一章继续。"
             )
         )
         intro.setWordWrap(True)
@@ -174,9 +173,7 @@ class AdoptDialog(QDialog):
         self.message_label.setText(message)
 
     def _on_finished(self, summary: AdoptSummary) -> None:
-        self.result_label.setText(
-            "\n".join([tr("接续分析完成。"), summary_line(summary), summary.next_step])
-        )
+        self.result_label.setText("\n".join([tr("接续分析完成。"), summary_line(summary), summary.next_step]))
         self._show_stage("done")
 
     def _on_failed(self, message: str) -> None:

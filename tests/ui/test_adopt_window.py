@@ -23,7 +23,6 @@ from novel_desktop.config import AppSettings
 from novel_desktop.controllers.adopt_controller import AdoptSummary
 from novel_desktop.storage.store import NovelStore
 from novel_desktop.ui.adopt_dialog import AdoptDialog
-from novel_desktop.ui.ask_dialog import AskDialog
 from novel_desktop.ui.main_window import MainWindow
 from novel_desktop.ui.proposal_dialog import ProposalDialog
 from novel_desktop.ui.world_form import WorldForm
@@ -280,7 +279,9 @@ def test_every_adoption_string_has_an_english_translation_with_the_same_slots() 
     keys = []
     for name in ("ui/adopt_dialog.py", "ui/flows/adopt.py", "controllers/adopt_controller.py"):
         text = (root / name).read_text("utf-8")
-        keys += [ast.literal_eval(f'"{m.group(1)}"') for m in re.finditer(r'tr\(\s*"((?:[^"\\]|\\.)*)"', text)]
+        keys += [
+            ast.literal_eval(f'"{m.group(1)}"') for m in re.finditer(r'tr\(\s*"((?:[^"\\]|\\.)*)"', text)
+        ]
     assert len(keys) >= 20
     assert [k for k in keys if k not in entries] == []
 
