@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from novel_desktop.analysis.phrase_scan import plan_for
 from novel_desktop.domain.style import AiBlacklist
 from novel_desktop.domain.text import count_chars
 from novel_desktop.paths import resource
@@ -83,38 +84,6 @@ class PhraseHit:
 @lru_cache(maxsize=4096)
 def _compile(pattern: str, regex: bool) -> re.Pattern[str]:
     return re.compile(pattern if regex else re.escape(pattern))
-
-
-@lru_cache(maxsize=4096)
-def _required_text(pattern: str, regex: bool) -> tuple[str, ...]:
-    """Stretches of text every match of the phrase contains: a text without one of them has no match.
-
-    A regular expression's are its runs of plain characters outside any group, alternative or repeat
-    ("(几乎是)?一瞬间" → "一瞬间"); scanning a chapter for them is many times faster than running the
-    expression, which cannot skip ahead when it starts with an optional group.
-    """
-    if not regex:
-        return (pattern,)
-    try:
-        compiled = _compile(pattern, regex)
-        if compiled.flags & re.IGNORECASE:
-            return ()
-        from re import _constants, _parser  # type: ignore[attr-defined]
-
-        runs: list[str] = []
-        run: list[str] = []
-        for op, arg in _parser.parse(pattern):
-            if op is _constants.LITERAL:
-                run.append(chr(arg))
-                continue
-            if run:
-                runs.append("".join(run))
-                run = []
-        if run:
-            runs.append("".join(run))
-        return tuple(runs)
-    except Exception:  # the parser is the standard library's own, but not a public API: never fail on it
-        return ()
 
 
 @lru_cache(maxsize=1)
@@ -205,9 +174,10 @@ def find_hits(text: str, phrases: Sequence[PhraseEntry]) -> list[PhraseHit]:
     cliché counts once.
     """
     found: list[tuple[int, int, PhraseEntry]] = []
-    for entry in phrases:
-        if not all(part in text for part in _required_text(entry.pattern, entry.regex)):
-            continue
+    # Only the phrases whose required text the chapter has are run (see :mod:`phrase_scan`).
+    plan = plan_for(tuple((entry.pattern, entry.regex) for entry in phrases))
+    for i in plan.candidates(text):
+        entry = phrases[i]
         for m in entry.compiled.finditer(text):
             if m.end() > m.start():
                 found.append((m.start(), m.end(), entry))

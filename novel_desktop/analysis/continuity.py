@@ -315,6 +315,8 @@ def _near_duplicates(
     for name in [n for n in names if len(n) >= 2]:
         count = names[name][1]
         rare_person = count is not None and count <= MAX_TYPO_COUNT and detected[name][0] == "nr"
+        if not rare_person and not record_anchors:
+            continue  # nothing to pair it with (most names of a novel without records)
         for wildcard in _wildcards(name):
             for anchor in record_anchors.get(wildcard, ()):
                 finding = pair(anchor, name)

@@ -217,8 +217,8 @@ class NovelAnalyzer:
     def _all_facts(self, chapters: Sequence[tuple[int, str, str]]) -> dict[str, ChapterFacts]:
         """The facts of ``(number, text, digest)`` chapters by digest: from the cache, the rest computed.
 
-        One thread on purpose: the segmenter releases the GIL, but the rest is Python, and more threads
-        holding the GIL would make the window's event loop wait longer while a novel is analysed.
+        One thread on purpose: rjieba (0.2) holds the GIL while it segments, and the rest is Python, so more
+        threads would not run at once; they would only make the window's event loop wait longer.
         """
         ready: dict[str, ChapterFacts] = {}
         missing: dict[str, str] = {}

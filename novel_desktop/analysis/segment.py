@@ -7,6 +7,10 @@ process (a few hundred milliseconds, done by :func:`ensure_ready` in the warm-up
 it derives from the words by the chapter's text hash (:mod:`novel_desktop.analysis.cache`), so an unchanged
 chapter is never segmented again, across reopening the novel too.
 
+Words come from ``rjieba.cut`` (the words ``rjieba.tag`` gives, in a third of the time); a known word's tag is
+the dictionary's, the same wherever it stands, so each distinct word is tagged once a process (alone, or in a
+window of the text where the segmenter made it a word when alone it would be cut apart) and kept in a table.
+
 Tags are the dictionary's; a word the dictionary lacks (a name or compound the HMM built, punctuation, ASCII)
 gets the empty tag, as a look-up in jieba's ``word_tag_tab`` gave, so callers can tell an invented word from
 a known one. (jieba-rs tags such words with its HMM part-of-speech tagger, as ``jieba.posseg`` does; those
@@ -21,7 +25,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, filterfalse
 from operator import itemgetter
 from types import ModuleType
 from typing import overload
@@ -50,12 +54,16 @@ class Tokens(Sequence[Token]):
     Indexing or iterating gives :class:`Token` objects, made on demand.
     """
 
-    __slots__ = ("starts", "tags", "words")
+    __slots__ = ("starts", "tag_of", "tags", "words")
 
-    def __init__(self, words: list[str], tags: list[str], starts: list[int]) -> None:
+    def __init__(
+        self, words: list[str], tags: list[str], starts: list[int], tag_of: dict[str, str] | None = None
+    ) -> None:
         self.words = words
         self.tags = tags
         self.starts = starts
+        #: Each distinct word → its tag (a word has one tag wherever it stands), in order of first occurrence.
+        self.tag_of = tag_of if tag_of is not None else dict(zip(words, tags, strict=True))
 
     def __len__(self) -> int:
         return len(self.words)
@@ -104,9 +112,84 @@ def tokenize(text: str) -> Tokens:
     joins a word across a line break).
     """
     rjieba = _rjieba()
-    pairs: list[tuple[str, str]] = rjieba.tag(text, True)
-    words: list[str] = list(map(_word, pairs))
-    known = map(rjieba.has_word, words)
-    tags = [tag if is_known else "" for tag, is_known in zip(map(_tag, pairs), known, strict=True)]
+    # ``cut`` gives the words ``tag`` gives (jieba-rs tags the words of its own cut) in a third of the time;
+    # a word's tag is the dictionary's, the same wherever the word stands, so it is looked up once a process.
+    words: list[str] = rjieba.cut(text, True)
+    tag_of: dict[str, str] = dict.fromkeys(words, "")
+    table = _TAGS
+    new = [word for word in tag_of if word not in table]
+    if new:
+        if len(table) + len(new) > _MAX_TAGS:
+            # A process that analysed many novels: start a new table (a thread still reading the old one
+            # keeps it) with this text's words.
+            table, new = {}, list(tag_of)
+            _set_table(table)
+        _learn(rjieba, table, new, text, words)
+    for word in tag_of:
+        tag_of[word] = table[word]
+    tags = list(map(tag_of.__getitem__, words))
     starts = list(accumulate(map(len, words), initial=0))
-    return Tokens(words, tags, starts)
+    return Tokens(words, tags, starts, tag_of)
+
+
+#: Word → its tag ("" for a word the dictionary lacks), for every word segmented in this process.
+_TAGS: dict[str, str] = {}
+#: A new table is started when this one would grow past this many words.
+_MAX_TAGS = 400_000
+
+
+def _set_table(table: dict[str, str]) -> None:
+    global _TAGS
+    _TAGS = table
+
+
+def _learn(rjieba: ModuleType, table: dict[str, str], new: list[str], text: str, words: list[str]) -> None:
+    """Put the tags of the ``new`` words of ``text`` into ``table``."""
+    has_word = rjieba.has_word
+    table.update(dict.fromkeys(filterfalse(has_word, new), ""))
+    known = [word for word in filter(has_word, new) if "\n" not in word]
+    cut_apart = [word for word in filter(has_word, new) if "\n" in word]
+    if known:
+        # Each known word alone, one per line (jieba segments each line apart): a word that stays whole
+        # there gives its dictionary tag.
+        pairs: list[tuple[str, str]] = rjieba.tag("\n".join(known), False)
+        position, count = 0, len(pairs)
+        for word in known:
+            if position < count and pairs[position][0] == word:
+                table[word] = pairs[position][1]
+                position += 2  # the word and the line break after it
+                continue
+            cut_apart.append(word)
+            while position < count and pairs[position][0] != "\n":
+                position += 1
+            position += 1
+    if cut_apart:
+        _learn_in_context(rjieba, table, cut_apart, text, words)
+
+
+def _learn_in_context(
+    rjieba: ModuleType, table: dict[str, str], cut_apart: list[str], text: str, words: list[str]
+) -> None:
+    """Tags of words the segmenter cuts when alone (a rare word made of common ones): read around where
+    ``text`` (segmented as ``words``) has each, where the segmenter made it a word; from the whole text when
+    a few words around it are cut otherwise."""
+    missing: list[str] = []
+    for word in cut_apart:
+        i = words.index(word)
+        before = words[max(0, i - 3) : i]
+        at = sum(map(len, before))
+        offset = 0
+        for piece, tag in rjieba.tag("".join([*before, *words[i : i + 4]]), True):
+            if offset == at and piece == word:
+                table[word] = tag
+                break
+            offset += len(piece)
+        else:
+            missing.append(word)
+    if missing:
+        wanted = set(missing)
+        for word, tag in rjieba.tag(text, True):
+            if word in wanted:
+                table[word] = tag
+        for word in missing:
+            table.setdefault(word, "")

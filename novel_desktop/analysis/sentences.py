@@ -78,16 +78,25 @@ def _ending(body: str) -> str:
 
 def prose_lines(text: str) -> list[tuple[int, int]]:
     """The ``[start, end)`` spans of the non-empty, non-heading lines of ``text``, whitespace trimmed."""
+    return line_spans(text)[0]
+
+
+def line_spans(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """:func:`prose_lines`, and the spans of the heading lines (whole) apart."""
     spans: list[tuple[int, int]] = []
+    headings: list[tuple[int, int]] = []
     pos = 0
     for line in text.split("\n"):
         end = pos + len(line)
         stripped = line.strip()
-        if stripped and not _HEADING_RE.match(line):
-            lead = len(line) - len(line.lstrip())
-            spans.append((pos + lead, pos + lead + len(stripped)))
+        if stripped:
+            if _HEADING_RE.match(line):
+                headings.append((pos, end))
+            else:
+                lead = len(line) - len(line.lstrip())
+                spans.append((pos + lead, pos + lead + len(stripped)))
         pos = end + 1
-    return spans
+    return spans, headings
 
 
 def dialogue_spans(text: str) -> list[tuple[int, int]]:

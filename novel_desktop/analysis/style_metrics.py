@@ -16,15 +16,10 @@ from dataclasses import dataclass, field, fields
 from functools import lru_cache
 from typing import Any
 
-from novel_desktop.analysis import segment
+from novel_desktop.analysis import segment, text_measure
 from novel_desktop.analysis.ai_phrases import load_default_phrases
 from novel_desktop.analysis.sentences import (
     Sentence,
-    dialogue_spans,
-    fast_count_chars,
-    prose_lines,
-    split_paragraphs,
-    split_sentences,
 )
 from novel_desktop.domain.style import StyleProfile
 
@@ -374,33 +369,33 @@ def _remembered_metrics(text: str) -> StyleMetrics:
 
 
 def _measure(text: str, tokens: segment.Tokens) -> StyleMetrics:
-    dialogue = dialogue_spans(text)
-    lines = prose_lines(text)
-    sentences = split_sentences(text, dialogue, lines)
-    paragraphs = split_paragraphs(text, lines)
-    shapes = sentence_shapes(sentences, tokens)
-    windows, repeated, findings = find_repetitions(sentences, shapes)
-    para_spans = [(p.start, p.end) for p in paragraphs]
+    m = text_measure.measure(
+        text,
+        tokens,
+        short=SHORT_SENTENCE,
+        long_paragraph=MOBILE_PARAGRAPH_LIMIT,
+        min_shaped=MIN_SHAPED_LENGTH,
+        window=WINDOW,
+        max_repeats=MAX_REPEATS,
+    )
     return StyleMetrics(
-        chars=fast_count_chars(text),
-        sentence_count=len(sentences),
-        sentence_chars=sum(s.length for s in sentences),
-        short_sentences=sum(1 for s in sentences if s.length <= SHORT_SENTENCE),
-        dialogue_chars=sum(fast_count_chars(text[a:b]) for a, b in dialogue),
-        paragraph_count=len(paragraphs),
-        paragraph_chars=sum(p.chars for p in paragraphs),
-        long_paragraphs=sum(1 for p in paragraphs if p.chars > MOBILE_PARAGRAPH_LIMIT),
-        max_paragraph_chars=max((p.chars for p in paragraphs), default=0),
+        chars=m.chars,
+        sentence_count=m.sentence_count,
+        sentence_chars=m.sentence_chars,
+        short_sentences=m.short_sentences,
+        dialogue_chars=m.dialogue_chars,
+        paragraph_count=m.paragraph_count,
+        paragraph_chars=m.paragraph_chars,
+        long_paragraphs=m.long_paragraphs,
+        max_paragraph_chars=m.max_paragraph_chars,
         similes=len(_SIMILE_RE.findall(text)),
-        parallelisms=_parallelisms(text, para_spans),
-        rhetorical_questions=sum(
-            1 for s in sentences if s.ending == "？" and _RHETORICAL_RE.search(s.text) is not None
-        ),
-        exclamations=sum(1 for s in sentences if s.ending == "！"),
-        questions=sum(1 for s in sentences if s.ending == "？"),
-        windows=windows,
-        repeated_windows=repeated,
-        repetitions=tuple(findings),
+        parallelisms=_parallelisms(text, m.paragraphs),
+        rhetorical_questions=sum(1 for q in m.question_texts if _RHETORICAL_RE.search(q) is not None),
+        exclamations=m.exclamations,
+        questions=m.questions,
+        windows=m.windows,
+        repeated_windows=m.repeated_windows,
+        repetitions=tuple(RepetitionFinding(*r) for r in m.repetitions),
     )
 
 

@@ -17,6 +17,7 @@ from novel_desktop.analysis.ai_phrases import (
     load_default_phrases,
     phrases_for_novel,
 )
+from novel_desktop.analysis.phrase_scan import required_clauses
 from novel_desktop.domain.style import AiBlacklist
 from tests.conftest import CORPUS, FIXTURES
 
@@ -138,10 +139,32 @@ def test_skipping_phrases_whose_required_text_is_absent_finds_the_same_hits(
         "眼中闪过一丝狡黠。一切都仿佛回到了原点。他终于明白了。既是师父也是父亲。"
         "一瞬间。没想到的是。他深吸一口气，如同一把利刃。\n"
     ) * 3
-    phrases = phrases_for_novel({"custom_added": ["re:(?i)AB+c", "re:好|坏", "一瞬"]})
-    fast = find_hits(text + "abbC好", phrases)
-    assert ai_phrases._required_text("(几乎是)?一瞬间", True) == ("一瞬间",)
-    assert ai_phrases._required_text("好|坏", True) == ()  # an alternative at the top: nothing is required
-    monkeypatch.setattr(ai_phrases, "_required_text", lambda _pattern, _regex: ())
-    assert find_hits(text + "abbC好", phrases) == fast
+    phrases = phrases_for_novel(
+        {
+            "custom_added": [
+                "re:(?i)AB+c",
+                "re:好|坏",
+                "一瞬",
+                "re:(?i:x)(难以置信|不可思议)地",
+                "re:(断了?线|破布)的",
+            ]
+        }
+    )
+    fast = find_hits(text + "abbC好X不可思议地断线的", phrases)
+    assert required_clauses("(几乎是)?一瞬间", True) == (("一瞬间",),)
+    assert required_clauses("好|坏", True) == ()  # an alternative at the top: nothing is required
+    # A group of alternatives requires one of them (an alternative's longest plain run stands for it).
+    assert required_clauses("(难以置信|不可思议)地", True) == (("难以置信", "不可思议"), ("地",))
+    assert required_clauses("(断了?线的风筝|破布娃娃)", True) == (("线的风筝", "破布娃娃"),)
+    assert required_clauses("(?i:ab)c", True) == (("c",),)  # a group with flags of its own: unknown
+    assert required_clauses("(a|b.*)c", True) == (("a", "b"), ("c",))
+    assert required_clauses("(a|.*)c", True) == (("c",),)  # an alternative without plain text: unknown
+
+    class Everything:
+        def candidates(self, _text: str) -> range:
+            return range(len(phrases))
+
+    monkeypatch.setattr(ai_phrases, "plan_for", lambda _key: Everything())
+    assert find_hits(text + "abbC好X不可思议地断线的", phrases) == fast
+    assert {"abbC", "X不可思议地", "断线的"} <= {h.matched for h in fast}
     assert len(fast) > 10

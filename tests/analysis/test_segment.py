@@ -162,3 +162,20 @@ def test_ready_once() -> None:
     segment.ensure_ready()
     segment.ensure_ready()
     assert segment.tokenize("").words == []
+
+
+def test_each_words_tag_is_the_one_tagging_the_text_gives(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Words are cut once and each distinct word's tag is looked up once a process; it must be the tag the
+    # segmenter gives the word where it stands, also for a word it cuts apart when alone (走到 → 走 + 到).
+    import rjieba
+
+    monkeypatch.setattr(segment, "_TAGS", {})
+    text = FIXTURE + "他走到门口，封好了信，看得清楚。太上老君寄到一封信。\n" + "abc 123\n萧无尘走到"
+    assert len(rjieba.tag("走到", False)) == 2
+    for _ in range(2):  # new words, then the table
+        tokens = segment.tokenize(text)
+        expected = [(w, t if rjieba.has_word(w) else "") for w, t in rjieba.tag(text, True)]
+        assert list(zip(tokens.words, tokens.tags, strict=True)) == expected
+        assert tokens.tag_of == dict(expected)
+    monkeypatch.setattr(segment, "_MAX_TAGS", 3)  # a full table starts a new one with this text's words
+    assert segment.tokenize(text).tags == tokens.tags
