@@ -154,7 +154,8 @@ def test_a_novel_over_the_writer_budget_gets_a_prompt_under_it_and_the_record_sa
 def test_the_chapter_in_flight_shows_what_its_agents_were_sent_so_far(
     novel: Path, fake: FakeAnthropicServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    fake.script("quality_judge", Reply.malformed_json(), Reply.malformed_json())
+    # Every judgement unusable: the run's one retry (§8.2 ERROR_RETRY) fails too, and the chapter stays open.
+    fake.set_default("quality_judge", Reply.malformed_json())
     assert main(["continue", str(novel), "-n", "1", "--non-interactive"]) != 0
     capsys.readouterr()
     data = _context(novel, capsys, "--chapter", "1")
