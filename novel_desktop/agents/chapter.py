@@ -139,13 +139,15 @@ class LLMChapterAgents:
         prompt: RenderedPrompt,
         role: AgentRole,
         cuts: list[Cut] | None = None,
+        panel: str = "",
     ) -> None:
         """Record what ``prompt`` holds for the context inspector, before the model sees it."""
         budget = WRITER_BUDGET_TOKENS if cuts is not None else None
         model = self.client.settings.model_for(role)
         entry = build_entry(
-            agent, round_, prompt, role=role.value, model=model, facts=facts, cuts=cuts or (), budget=budget
-        )
+            agent, round_, prompt, role=role.value, model=model, facts=facts, cuts=cuts or (), budget=budget,
+            panel=panel,
+        )  # fmt: skip
         await asyncio.to_thread(self.recorder.record, facts.chapter, entry)
 
     async def _review_call(
@@ -333,7 +335,8 @@ class LLMChapterAgents:
         prompts = [
             render_template("quality_judge", {**context, "judge_panel": PANEL_TASKS[p]}) for p in PANELS
         ]
-        await self._note(facts, "judge", round_, prompts[0], role)
+        for panel, prompt in zip(PANELS, prompts, strict=True):  # each panel's prompt, 评审组 A and B
+            await self._note(facts, "judge", round_, prompt, role, panel=panel)
         results = await asyncio.gather(
             *(
                 self._review_call(facts, role, prompt, PanelReply, f"评审结果（评审组 {panel}）", text)

@@ -43,9 +43,11 @@ def build_entry(
     facts: NovelFacts | None,
     cuts: Sequence[Cut] = (),
     budget: int | None = None,
+    panel: str = "",
 ) -> ContextEntry:
     """The record of one prompt: a section per filled slot plus the template's own words, whose tokens add
-    up to the prompt's estimate; the budget's cuts marked on their sections."""
+    up to the prompt's estimate; the budget's cuts marked on their sections (``panel``: the judge's panel
+    whose prompt it is, when the chapter is judged by two)."""
     shares = prompt.slot_tokens()
     why = reasons(facts, [s.slot for s in shares])
     by_slot = {c.slot: c for c in cuts}
@@ -81,6 +83,7 @@ def build_entry(
         total_tokens=total,
         budget=budget,
         recorded_at=iso_now(),
+        panel=panel,
     )
 
 

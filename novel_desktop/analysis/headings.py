@@ -262,6 +262,10 @@ def is_decoration(text: str) -> bool:
     return not any(c.isalnum() for c in text)
 
 
+#: The marks a title on the line after a bare 第X章 may end in.
+_TITLE_END = "！!？?"
+
+
 def _indent(line: str) -> int:
     return len(line) - len(line.lstrip())
 
@@ -274,7 +278,9 @@ def _title_line(line: str, heading_line: str) -> str | None:
         return None
     if _indent(line) > _indent(heading_line):
         return None  # indented as a paragraph (a manuscript that indents every line indents its headings too)
-    if any(c in _SENTENCE_PUNCT for c in stripped) or _classify(stripped, 0, 0) is not None:
+    # A title may end in ！ or ？ (风起！ / 谁在敲门？): only punctuation inside it makes the line prose.
+    words = stripped.rstrip(_TITLE_END)
+    if not words or any(c in _SENTENCE_PUNCT for c in words) or _classify(stripped, 0, 0) is not None:
         return None
     return _clean_title(" " + stripped, bracketed=False) or None
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from novel_desktop.cli.common import CliError
 from novel_desktop.cli.project import open_session, warn_settings
 from novel_desktop.pipeline.events import (
+    ChapterCommitted,
     ChapterStarted,
     DraftAhead,
     DraftDiscarded,
@@ -38,8 +39,10 @@ def register(subparsers: Any) -> None:
         help="续写下一章（或 N 章） / write the next chapter(s)",
         description=(
             "按本卷大纲续写：写作 → 摘要/润色 → 评审 → 门控 → 提交。中断后再次运行会从中断处继续。\n"
-            "Write the next chapters through the whole pipeline; an interrupted run resumes.\n"
-            "退出码 exit codes: 0 完成 done, 1 暂停（需要作者处理或服务出错） stopped,\n"
+            "多章时与窗口的“续写”相同：上一章评审期间就开始写下一章；写到卷末即停（先卷末回顾）。\n"
+            "Write the next chapters through the whole pipeline; an interrupted run resumes. With -n N the\n"
+            "next chapter is drafted while the one before is judged; the run stops at the volume's end.\n"
+            "退出码 exit codes: 0 完成 done, 1 暂停（需要作者处理、卷已写完或服务出错） stopped,\n"
             "2 无法读取 unreadable, 3 被占用 locked"
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -79,6 +82,9 @@ class _Printer:
     def __init__(self, stream: bool) -> None:
         self.stream = stream
         self._chapter: int | None = None
+        #: With --stream, the text of a chapter drafted early (while the one before is judged), shown once
+        #: that chapter becomes the one in flight: two drafts never interleave on stdout.
+        self._ahead: dict[int, list[str]] = {}
 
     def __call__(self, event: PipelineEvent) -> None:
         err = sys.stderr
@@ -89,18 +95,30 @@ class _Printer:
             done = STAGE_DONE.get(event.resumed_from or "", event.resumed_from)  # 评审完成, not "judged"
             resumed = f"（从“{done}”处恢复）" if event.resumed_from else ""
             err.write(f"第{event.chapter}章 开始{resumed}\n")
+            early = self._ahead.pop(event.chapter, None)
+            if early and self.stream:
+                sys.stdout.write("".join(early))
+                sys.stdout.flush()
         elif isinstance(event, DraftAhead):  # a queued run drafts the next chapter while this one is judged
+            self._ahead[event.chapter] = []
             err.write(f"第{event.chapter}章 提前开始写作（第{event.chapter - 1}章评审期间）\n")
         elif isinstance(event, DraftDiscarded):
+            self._ahead.pop(event.chapter, None)
             err.write(f"  ! {event.reason}\n")
         elif isinstance(event, StageStarted):
             other = f"第{event.chapter}章 " if event.chapter != self._chapter else ""
             err.write(f"  · {other}{event.stage.label}\n")
-        elif isinstance(event, TextDelta) and self.stream and event.chapter == self._chapter:
-            sys.stdout.write(event.text)
-            sys.stdout.flush()
+        elif isinstance(event, TextDelta) and self.stream:
+            if event.chapter == self._chapter:
+                sys.stdout.write(event.text)
+                sys.stdout.flush()
+            elif event.chapter in self._ahead:
+                self._ahead[event.chapter].append(event.text)
         elif isinstance(event, TextReset) and self.stream:
-            sys.stdout.write("\n[连接中断，重新生成]\n")
+            if event.chapter in self._ahead:
+                self._ahead[event.chapter] = []  # the early draft's stream restarted: only the new text
+            else:
+                sys.stdout.write("\n[连接中断，重新生成]\n")
         elif isinstance(event, GateDecided):
             err.write(f"  · 门控：{event.reason}\n")
             for issue in event.issues:
@@ -119,52 +137,99 @@ def responder_for(non_interactive: bool, answers: dict[str, Any] | None) -> Resp
     return AnswersFileResponder(answers, fallback=fallback) if answers is not None else fallback
 
 
+class _QueuePrinter(_Printer):
+    """``novel continue``'s progress over the orchestrator's queued run: the chapter events as before, each
+    chapter's one-line report on stdout once it is committed, and the periodic checks' findings."""
+
+    def __call__(self, event: Any) -> None:
+        from novel_desktop.pipeline.chapter import ChapterOutcome
+        from novel_desktop.pipeline.orchestrator import ChecksReported, StepRetrying
+
+        if isinstance(event, ChapterCommitted):
+            done = ChapterOutcome(
+                event.chapter, "committed", event.chars, list(event.scores), event.revisions, event.flagged
+            )
+            print(done.line(), flush=True)  # its warnings were printed as they happened (PipelineWarning)
+        elif isinstance(event, ChecksReported):
+            print(event.message, file=sys.stderr, flush=True)
+        elif isinstance(event, StepRetrying):
+            print(f"  ! 出错，重试一次：{event.error}", file=sys.stderr, flush=True)
+        else:  # StateChanged / StepFinished are not this command's news: the base printer skips them
+            super().__call__(event)
+
+
 async def _run_continue(session: NovelSession, args: argparse.Namespace) -> int:
+    """The window's 续写 N 章: the orchestrator's writing loop, queued (chapter N+1 is drafted while N is
+    judged), stopping at the volume's end, a gate or a periodic check that needs the author."""
+    from novel_desktop.domain.checkpoint import OrchestratorState as S
     from novel_desktop.llm.errors import LLMError
-    from novel_desktop.pipeline.chapter import ChapterPipeline, PipelineError
-    from novel_desktop.pipeline.checks import after_chapter
+    from novel_desktop.pipeline.chapter import PipelineError
     from novel_desktop.pipeline.interaction import AnswersNeeded, GateBlocked, InteractionCancelled
+    from novel_desktop.pipeline.orchestrator import Orchestrator
     from novel_desktop.pipeline.stale import StaleChaptersError
+    from novel_desktop.pipeline.steps import LifecycleError
 
     warn_settings(session)
-    store = session.store
-    total = 0.0
-    pipeline = ChapterPipeline(store, session.agents.chapter, session.interaction, emit=_Printer(args.stream))
-    for _ in range(max(1, args.n)):
-        try:
-            outcome = await pipeline.run_chapter()
-        except LLMError as exc:
-            print(f"模型服务出错，本章未提交，下次运行会从中断处继续：{exc.message}", file=sys.stderr)
-            return EXIT_STOPPED
-        except StaleChaptersError as exc:
-            raise CliError(exc.message(args.novel), EXIT_STOPPED) from None
-        except (AnswersNeeded, GateBlocked, PipelineError, StoreError) as exc:
-            print(str(exc), file=sys.stderr)
-            return EXIT_STOPPED
-        except InteractionCancelled:
-            print("已取消，本章未提交 (cancelled; nothing committed)", file=sys.stderr)
-            return EXIT_STOPPED
-        total += outcome.cost_usd
-        print(outcome.line())  # its warnings were printed as they happened (PipelineWarning), not again
-        if outcome.status != "committed":
-            print(f"合计 total: ${total:.2f}")
-            return EXIT_STOPPED
-        # The periodic checks (quality brief, style drift, audit) run inside the loop and may pause it.
-        try:
-            checked = await after_chapter(
-                store, outcome.chapter, agents=session.agents.planning, interaction=session.interaction
-            )
-        except (AnswersNeeded, GateBlocked, StoreError, LLMError) as exc:
-            print(str(exc), file=sys.stderr)
-            return EXIT_STOPPED
-        if checked.message:
-            print(checked.message, file=sys.stderr)
-        if checked.pause:
-            print(f"合计 total: ${total + checked.cost_usd:.2f}")
-            return EXIT_STOPPED
-        total += checked.cost_usd
-    print(f"合计 total: ${total:.2f}")
+    store, count = session.store, max(1, args.n)
+    agents = session.agents
+    orchestrator = Orchestrator(
+        store, agents.planning, agents.chapter, session.interaction, emit=_QueuePrinter(args.stream)
+    )
+    stops = frozenset({S.VOL_REVIEW, S.VOL_PLANNING, S.INIT, S.QUICK_START})
+    try:
+        summary = await orchestrator.run_until_blocked(max_chapters=count, stop_at=stops)
+    except LLMError as exc:
+        print(f"模型服务出错，本章未提交，下次运行会从中断处继续：{exc.message}", file=sys.stderr)
+        return EXIT_STOPPED
+    except StaleChaptersError as exc:
+        raise CliError(exc.message(args.novel), EXIT_STOPPED) from None
+    except (AnswersNeeded, GateBlocked, PipelineError, LifecycleError, StoreError) as exc:
+        print(str(exc), file=sys.stderr)
+        return EXIT_STOPPED
+    except InteractionCancelled:
+        print("已取消，本章未提交 (cancelled; nothing committed)", file=sys.stderr)
+        return EXIT_STOPPED
+    last = summary.chapters[-1] if summary.chapters else None
+    if last is not None and last.status != "committed":
+        print(last.line())  # the chapter left for the author: ⏸ and why
+    print(f"合计 total: ${summary.cost_usd:.2f}")
+    if summary.blocked:
+        return EXIT_STOPPED
+    written = sum(1 for c in summary.chapters if c.status == "committed")
+    if written < count and summary.state == S.VOL_REVIEW:
+        volume = int(store.checkpoint().get("current_volume") or 1)
+        print(
+            f"第 {volume} 卷已写完（本次写了 {written}/{count} 章）：先运行 novel review {args.novel} "
+            f"做卷末回顾，再规划下一卷 (volume {volume} is finished; review it first)",
+            file=sys.stderr,
+        )
+        return EXIT_STOPPED
     return 0
+
+
+def _ready_to_write(store: NovelStore, novel: str) -> None:
+    """What stops ``novel continue`` before any model request (no outline, an open quick start), as the
+    window's 续写 says it; else WRITING becomes the state the orchestrator runs (a hand-written outline, a
+    review left unfinished: 续写 writes the volume's remaining chapters, as it always did)."""
+    from novel_desktop.domain.checkpoint import OrchestratorState as S
+    from novel_desktop.pipeline.orchestrator import effective_state
+
+    cp = store.checkpoint()
+    volume = int(cp.get("current_volume") or 1)
+    if store.document(f"{layout.volume_dir(volume)}/outline.md") is None:
+        raise CliError(
+            f"第 {volume} 卷还没有大纲：先用 novel outline set {novel} --volume {volume} outline.md "
+            f"(volume {volume} has no outline yet)",
+            EXIT_STOPPED,
+        )
+    if effective_state(cp, store.meta()) == S.QUICK_START:
+        raise CliError(
+            f"快速起步还没有完成：先运行 novel start {novel}，试写确认后再续写 "
+            "(finish the quick start first)",
+            EXIT_STOPPED,
+        )
+    if cp.get("orchestrator_state") != S.WRITING:
+        store.update_checkpoint(orchestrator_state=S.WRITING)
 
 
 def refuse_stale_chapters(store: NovelStore, novel: str) -> None:
@@ -182,14 +247,7 @@ def cmd_continue(args: argparse.Namespace) -> int:
     with open_session(args.novel, write=True, responder=responder) as session:
         store = session.store
         refuse_stale_chapters(store, args.novel)
-        cp = store.checkpoint()
-        volume = int(cp.get("current_volume") or 1)
-        if store.document(f"{layout.volume_dir(volume)}/outline.md") is None:
-            raise CliError(
-                f"第 {volume} 卷还没有大纲：先用 novel outline set {args.novel} --volume {volume} outline.md "
-                f"(volume {volume} has no outline yet)",
-                EXIT_STOPPED,
-            )
+        _ready_to_write(store, args.novel)
         try:
             return session.run(lambda s: _run_continue(s, args))
         except KeyboardInterrupt:

@@ -86,6 +86,9 @@ class ContextEntry:
     total_tokens: int
     budget: int | None = None
     recorded_at: str = ""
+    #: The judge's panel (``A`` / ``B``, agents/judge_panels.py) when the chapter was judged by two panels at
+    #: once, each its own prompt; ``""`` for every other prompt (and every record written before panels).
+    panel: str = ""
 
     @property
     def dropped(self) -> tuple[ContextSection, ...]:
@@ -93,10 +96,15 @@ class ContextEntry:
         return tuple(s for s in self.sections if s.status)
 
     @property
-    def title(self) -> str:
-        """``写作 writer`` or ``修订 reviser · 第 2 轮``."""
+    def heading(self) -> str:
+        """``写作 writer`` or ``修订 reviser · 第 2 轮`` (without the judge's panel)."""
         name = f"{AGENT_NAMES.get(self.agent, self.agent)} {self.agent}"
         return name + (f" · 第 {self.round} 轮" if self.round else "")
+
+    @property
+    def title(self) -> str:
+        """``写作 writer``, ``修订 reviser · 第 2 轮`` or ``评审 judge · 评审组 A``."""
+        return self.heading + (f" · 评审组 {self.panel}" if self.panel else "")
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -108,6 +116,7 @@ class ContextEntry:
             "total_tokens": self.total_tokens,
             "budget": self.budget,
             "recorded_at": self.recorded_at,
+            **({"panel": self.panel} if self.panel else {}),
             "sections": [s.to_json() for s in self.sections],
         }
 
@@ -124,14 +133,16 @@ class ContextEntry:
             int(data.get("total_tokens") or 0),
             int(budget) if isinstance(budget, int) else None,
             str(data.get("recorded_at", "")),
+            str(data.get("panel") or ""),
         )
 
 
 def merge_entry(entries: Sequence[ContextEntry], entry: ContextEntry) -> list[ContextEntry]:
-    """``entries`` with ``entry`` added, in pipeline order (round, then agent); an earlier prompt of the same
-    agent and round (a retried stage after a crash) is replaced, so the record shows what the model was last
-    sent."""
-    kept = [e for e in entries if (e.agent, e.round) != (entry.agent, entry.round)]
+    """``entries`` with ``entry`` added, in pipeline order (round, then agent, then the judge's panel); an
+    earlier prompt of the same agent, round and panel (a retried stage after a crash) is replaced, so the
+    record shows what the model was last sent."""
+    key = (entry.agent, entry.round, entry.panel)
+    kept = [e for e in entries if (e.agent, e.round, e.panel) != key]
     return sorted([*kept, entry], key=_pipeline_order)
 
 
@@ -139,9 +150,9 @@ def merge_entry(entries: Sequence[ContextEntry], entry: ContextEntry) -> list[Co
 _ORDER = ("writer", "reviser", "length", "summarizer", "refiner", "judge", "judge2", "polish")
 
 
-def _pipeline_order(entry: ContextEntry) -> tuple[int, int]:
+def _pipeline_order(entry: ContextEntry) -> tuple[int, int, str]:
     agent = _ORDER.index(entry.agent) if entry.agent in _ORDER else len(_ORDER)
-    return entry.round, agent
+    return entry.round, agent, entry.panel
 
 
 def entries_from_json(data: Any) -> list[ContextEntry]:

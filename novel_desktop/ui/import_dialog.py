@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QFormLayout,
+    QHBoxLayout,
     QHeaderView,
     QLabel,
     QLineEdit,
@@ -70,6 +71,7 @@ class ImportPreviewDialog(QDialog):
     ) -> None:
         super().__init__(parent)
         self.split = split
+        self.manuscript = manuscript
         self.setWindowTitle(tr("导入书稿：{name}").format(name=source.name))
         self.resize(720, 640)
         layout = QVBoxLayout(self)
@@ -124,7 +126,16 @@ class ImportPreviewDialog(QDialog):
         self.unjoin_button.setEnabled(False)
         self.unjoin_button.setVisible(any(n.kind == "joined_heading" for n in split.notes))
         self.unjoin_button.clicked.connect(self._on_unjoin_button_clicked)
-        layout.addWidget(self.unjoin_button, 0, Qt.AlignmentFlag.AlignLeft)
+        self.split_here_button = QPushButton(tr("在此分章"))
+        self.split_here_button.setToolTip(tr("这一行确实是章节标题：从这一行起分出新的一章"))
+        self.split_here_button.setEnabled(False)
+        self.split_here_button.setVisible(any(n.kind == "unsplit_heading" for n in split.notes))
+        self.split_here_button.clicked.connect(self._on_split_here_button_clicked)
+        fixes = QHBoxLayout()
+        fixes.addWidget(self.unjoin_button)
+        fixes.addWidget(self.split_here_button)
+        fixes.addStretch(1)
+        layout.addLayout(fixes)
 
         self.aside_label = QLabel(self._aside_text())
         self.aside_label.setWordWrap(True)
@@ -224,6 +235,36 @@ class ImportPreviewDialog(QDialog):
             self.tree.scrollToItem(row)
         note = item.data(_NOTE_ROLE) if item is not None else None
         self.unjoin_button.setEnabled(note in self.split.notes and note.kind == "joined_heading")
+        self.split_here_button.setEnabled(note in self.split.notes and note.kind == "unsplit_heading")
+
+    def _on_split_here_button_clicked(self) -> None:
+        item = self.notes_list.currentItem()
+        note = item.data(_NOTE_ROLE) if item is not None else None
+        if note is not None and note.kind == "unsplit_heading":
+            self.split_at(note)
+
+    def split_at(self, note: SplitNote) -> None:
+        """The author confirmed a heading-like line the split left in the text: a new chapter starts there
+        (controllers/import_edits.py); the chapter list and the places to check are shown anew."""
+        from novel_desktop.controllers.import_edits import split_at_note
+
+        new = split_at_note(self.split, note, self.manuscript)
+        if new is None:
+            return
+        self.tree.blockSignals(True)
+        self.tree.clear()
+        self._rows.clear()
+        self._fill_tree()
+        self.tree.blockSignals(False)
+        self.notes_list.blockSignals(True)
+        self.notes_list.clear()
+        self._fill_notes()
+        self.notes_list.blockSignals(False)
+        self.split_here_button.setEnabled(False)
+        self.unjoin_button.setEnabled(False)
+        row = self._rows.get(new.number)
+        if row is not None:
+            self.tree.setCurrentItem(row)
 
     def _on_unjoin_button_clicked(self) -> None:
         item = self.notes_list.currentItem()

@@ -82,14 +82,16 @@ def test_the_writer_record_lists_its_sections_and_they_add_up_to_the_prompt_sent
     assert sections["recent_summaries"]["why"] == "近 1 章摘要（第 1 章）"
     assert not [s for s in writer["sections"] if s.get("status")]  # nothing over budget here
 
-    # Every agent of the chapter has its record: chapter 1 opens the volume, so it was judged twice.
+    # Every agent of the chapter has its record: chapter 1 opens the volume, so it was judged twice; the
+    # ordinary judge is two panels at once (agents/judge_panels.py), each with its own prompt.
     all_agents = _context(novel, capsys, "--chapter", "1")
-    assert [e["agent"] for e in all_agents["entries"]] == [
-        "writer",
-        "summarizer",
-        "refiner",
-        "judge",
-        "judge2",
+    assert [(e["agent"], e.get("panel", "")) for e in all_agents["entries"]] == [
+        ("writer", ""),
+        ("summarizer", ""),
+        ("refiner", ""),
+        ("judge", "A"),
+        ("judge", "B"),
+        ("judge2", ""),
     ]
     for entry in all_agents["entries"]:
         assert sum(s["tokens"] for s in entry["sections"]) == entry["total_tokens"]
@@ -154,7 +156,8 @@ def test_a_novel_over_the_writer_budget_gets_a_prompt_under_it_and_the_record_sa
 def test_the_chapter_in_flight_shows_what_its_agents_were_sent_so_far(
     novel: Path, fake: FakeAnthropicServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    fake.script("quality_judge", Reply.malformed_json(), Reply.malformed_json())
+    # Every judgement unusable: the run's one retry (§8.2 ERROR_RETRY) fails too, and the chapter stays open.
+    fake.set_default("quality_judge", Reply.malformed_json())
     assert main(["continue", str(novel), "-n", "1", "--non-interactive"]) != 0
     capsys.readouterr()
     data = _context(novel, capsys, "--chapter", "1")
@@ -226,10 +229,12 @@ def test_a_revision_and_the_polish_are_separate_entries_by_agent_and_round(
         ("summarizer", 0),
         ("refiner", 0),
         ("judge", 0),
+        ("judge", 0),
         ("judge2", 0),
         ("reviser", 1),
         ("summarizer", 1),
         ("refiner", 1),
+        ("judge", 1),
         ("judge", 1),
         ("judge2", 1),
         ("polish", 1),
@@ -238,3 +243,29 @@ def test_a_revision_and_the_polish_are_separate_entries_by_agent_and_round(
     assert {s["slot"] for s in reviser["sections"]} >= {"chapter_draft", "violations", "revision_round"}
     assert main(["context", str(novel), "--chapter", "1", "--agent", "二次润色"]) == 0
     assert "== 二次润色 polish · 第 1 轮" in capsys.readouterr().out
+
+
+def test_both_judge_panels_are_recorded_each_with_the_task_it_was_sent(
+    novel: Path, fake: FakeAnthropicServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from novel_desktop.agents.judge_panels import PANEL_TASKS
+
+    assert main(["continue", str(novel), "-n", "2", "--non-interactive"]) == 0
+    capsys.readouterr()
+    judges = _context(novel, capsys, "--chapter", "2", "--agent", "judge")["entries"]
+    assert [(e["agent"], e["panel"], e["role"]) for e in judges] == [
+        ("judge", "A", "quality_judge"),
+        ("judge", "B", "quality_judge"),
+    ]
+    sent = [r.user_text for r in fake.requests_for("quality_judge")[-2:]]  # chapter 2's two panel calls
+    for entry in judges:
+        panel = {s["slot"]: s for s in entry["sections"]}["judge_panel"]
+        # Each entry's panel task is the one that panel's request carried, and only that panel's.
+        assert panel["tokens"] == estimate_tokens(PANEL_TASKS[entry["panel"]])
+        assert sum(f"【评审组 {entry['panel']}】" in text for text in sent) == 1
+        assert sum(s["tokens"] for s in entry["sections"]) == entry["total_tokens"]
+
+    assert main(["context", str(novel), "--chapter", "2", "--agent", "评审"]) == 0
+    out = capsys.readouterr().out
+    assert "== 评审 judge · 评审组 A（" in out and "== 评审 judge · 评审组 B（" in out
+    assert out.index("评审组 A") < out.index("评审组 B")

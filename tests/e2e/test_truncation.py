@@ -52,11 +52,13 @@ def test_a_truncated_draft_is_continued_and_committed_whole(
 def test_a_draft_cut_off_three_times_commits_nothing(
     novel: Path, fake: FakeAnthropicServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    fake.script("chapter_writer", *(Reply.truncated(FULL[: 400 * k]) for k in (1, 2, 3)))
+    # Cut off three times in a row, twice: the run tries the chapter once more (§8.2 ERROR_RETRY).
+    fake.script("chapter_writer", *(Reply.truncated(FULL[: 400 * k]) for k in (1, 2, 3, 1, 2, 3)))
     assert main(["continue", str(novel), "--non-interactive"]) == 1
-    last = capsys.readouterr().err.splitlines()[-1]
-    assert last.startswith("截断：第 3 章正文连续 3 次达到输出长度上限，未提交")
-    assert len(fake.requests_for("chapter_writer")) == 3
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1].startswith("截断：第 3 章正文连续 3 次达到输出长度上限，未提交")
+    assert any(line.startswith("  ! 出错，重试一次：截断：第 3 章正文") for line in err)
+    assert len(fake.requests_for("chapter_writer")) == 6
     assert not fake.requests_for("summarizer") and not fake.requests_for("quality_judge")
     with NovelStore.open(novel, write=False) as store:
         assert store.status().chapters == 2
@@ -73,8 +75,8 @@ def test_a_draft_cut_off_three_times_commits_nothing(
 def test_a_truncated_revision_commits_nothing(
     novel: Path, fake: FakeAnthropicServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    fake.script("quality_judge", judge_json(3.2))
-    fake.script("reviser", *(Reply.truncated(FULL[:500]) for _ in range(3)))
+    fake.script("quality_judge", judge_json(3.2), judge_json(3.2))  # the retry (§8.2) is sent back again
+    fake.script("reviser", *(Reply.truncated(FULL[:500]) for _ in range(6)))
     assert main(["continue", str(novel), "--non-interactive"]) == 1
     assert capsys.readouterr().err.splitlines()[-1].startswith("截断：第 3 章修订稿连续 3 次")
     with NovelStore.open(novel, write=False) as store:

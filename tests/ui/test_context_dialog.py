@@ -51,7 +51,15 @@ def test_the_tree_opens_the_chapter_context_with_each_agents_sections(
     dialog = _open_from_tree(window, 1)
     tree = dialog.tree
     agents = [tree.topLevelItem(i).text(0) for i in range(tree.topLevelItemCount())]
-    assert agents == ["写作 writer", "摘要 summarizer", "润色 refiner", "评审 judge", "复审 judge2"]
+    # The ordinary judge runs as two panels at once, each its own prompt: two entries.
+    assert agents == [
+        "写作 writer",
+        "摘要 summarizer",
+        "润色 refiner",
+        "评审 judge · 评审组 A",
+        "评审 judge · 评审组 B",
+        "复审 judge2",
+    ]
     writer = tree.topLevelItem(0)
     assert writer.isExpanded()
     assert "/ 预算 25,000" in writer.text(1)

@@ -13,9 +13,10 @@ import pytest
 import qasync
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QApplication, QLineEdit, QPlainTextEdit, QWidget
 
 from novel_desktop.ui.chapter_editor import ChapterEditor
+from novel_desktop.ui.contract_form import ContractForm
 from novel_desktop.ui.import_dialog import ImportPreviewDialog
 from novel_desktop.ui.main_window import MainWindow
 from novel_desktop.ui.style_drop import StylePage, StyleProfileDialog
@@ -315,3 +316,115 @@ def test_a_read_only_editor_leaves_file_drops_to_the_window(
     assert drag_enter(window, mime_of(files["manuscript"]))
     editor.insert_text_at(0, "不会写入")
     assert "不会写入" not in editor.toPlainText()
+
+
+# --- every other text field of the window (ui/field_drops.py: one filter on the application) ---------------
+def send_drop(receiver: QWidget, mime: QMimeData, at: QPointF = QPointF(4, 4)) -> bool:
+    """A drag onto ``receiver`` and its drop, through the application (its event filters see them, as in a
+    real drag). Returns whether the drag was accepted."""
+    enter = QDragEnterEvent(
+        at.toPoint(),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
+    QApplication.sendEvent(receiver, enter)
+    drop = QDropEvent(
+        at, Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    )
+    QApplication.sendEvent(receiver, drop)
+    return enter.isAccepted()
+
+
+def outline_fields(window: MainWindow) -> tuple[QPlainTextEdit, QLineEdit]:
+    """The outline view's text editor and the contract form's 故事线 field."""
+    view = window.open_view("outline")
+    assert view is not None
+    editor = next(
+        e
+        for e in view.findChildren(QPlainTextEdit)
+        if not e.isReadOnly() and not isinstance(e, ChapterEditor)
+    )
+    form = view.findChild(ContractForm)
+    assert form is not None
+    return editor, form.storyline_edit
+
+
+def test_a_file_on_the_outline_editor_or_a_contract_field_is_asked_about_never_inserted_as_a_url(
+    window: MainWindow,
+    qloop: qasync.QEventLoop,
+    files: dict[str, list[Path]],
+    calls: list[tuple[str, list[str]]],
+    alerts: RecordingAlerts,
+) -> None:
+    outline, storyline = outline_fields(window)
+    for field, receiver, text in (
+        (outline, outline.viewport(), outline.toPlainText),
+        (storyline, storyline, storyline.text),
+    ):
+        before = text()
+        for kind, offered in (
+            ("manuscript", ["import", "insert"]),
+            ("sample", ["import", "style", "insert"]),
+        ):
+            alerts.shown.clear()
+            alerts.offered.clear()
+            accepted: list[bool] = []
+            act(
+                qloop,
+                window,
+                lambda r=receiver, k=kind, a=accepted: a.append(send_drop(r, mime_of(files[k]))),
+            )
+            assert accepted == [True], (field, kind)
+            assert alerts.offered == [offered], (field, kind)  # answered 取消: nothing changes
+            assert text() == before and "file://" not in text(), (field, kind)
+        alerts.shown.clear()
+        act(qloop, window, lambda r=receiver: send_drop(r, mime_of(files["image"])))
+        [(alert, title, _message)] = alerts.shown
+        assert (alert, title) == ("info", "无法使用这些文件") and text() == before
+    assert calls == []
+
+
+def test_the_outline_editor_inserts_a_files_text_and_a_contract_field_hands_a_book_on(
+    window: MainWindow,
+    qloop: qasync.QEventLoop,
+    files: dict[str, list[Path]],
+    calls: list[tuple[str, list[str]]],
+    alerts: RecordingAlerts,
+) -> None:
+    outline, storyline = outline_fields(window)
+    before = outline.toPlainText()
+    alerts.choice = "insert"
+    act(qloop, window, lambda: send_drop(outline.viewport(), mime_of(files["sample"]), QPointF(0, 0)))
+    after = outline.toPlainText()
+    assert "file://" not in after and after.count("林枫背着药篓") == before.count("林枫背着药篓") + 30
+    outline.undo()  # one undoable step
+    assert outline.toPlainText() == before
+    alerts.choice = "import"
+    act(qloop, window, lambda: send_drop(storyline, mime_of(files["manuscript"])))
+    assert calls == [("import", [str(files["manuscript"][0])])] and "file://" not in storyline.text()
+
+
+def test_a_field_on_the_style_page_takes_samples_as_its_drop_zone_and_a_dialogs_field_refuses_files(
+    window: MainWindow, qloop: qasync.QEventLoop, files: dict[str, list[Path]], alerts: RecordingAlerts
+) -> None:
+    from PySide6.QtWidgets import QDialog, QVBoxLayout
+
+    dialog = window.show_style()
+    assert isinstance(dialog, StyleProfileDialog)
+    field = dialog.page.directives_edit
+    before = field.toPlainText()
+    act(qloop, window, lambda: send_drop(field.viewport(), mime_of(files["samples"])))
+    # Measured, as the page's drop zone does: the form now holds the samples' directives, not a URL.
+    after = field.toPlainText()
+    assert after != before and "file://" not in after and "平均句长" in after
+    dialog.reject()
+
+    other = QDialog(window)
+    line = QLineEdit(other)
+    QVBoxLayout(other).addWidget(line)
+    other.show()
+    assert not send_drop(line, mime_of(files["sample"]))
+    assert line.text() == "" and alerts.shown == []
+    other.deleteLater()

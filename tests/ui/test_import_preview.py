@@ -168,3 +168,22 @@ def test_the_places_to_check_speak_english_in_the_english_window(qtbot: QtBot) -
         assert dialog.noted_rows()["第二章 夜客"] == "⚠ two-line heading joined"
     finally:
         i18n.set_language("zh")
+
+
+def test_a_heading_like_line_the_author_confirms_is_split_at(qtbot: QtBot, tmp_path: Path) -> None:
+    body = "　　林枫推开门，院里的雪已经没过脚踝，远处传来几声狗叫。\n\n" * 3
+    path = tmp_path / "待确认.txt"
+    text = f"第一章 灯下\n\n{body}第二回里\n\n{body}第三章 渡口\n\n{body}"
+    path.write_bytes(text.encode("gb18030"))
+    dialog = dialog_for(qtbot, path)
+    assert dialog.split_here_button.isVisible() and not dialog.split_here_button.isEnabled()
+    assert [title for title, _chars in dialog.chapter_rows()] == ["第一章 灯下", "第三章 渡口"]
+    [row] = [i for i in range(dialog.notes_list.count()) if "第二回里" in dialog.notes_list.item(i).text()]
+    dialog.notes_list.setCurrentRow(row)
+    assert dialog.split_here_button.isEnabled() and not dialog.unjoin_button.isEnabled()
+    dialog.split_here_button.click()
+    assert [title for title, _chars in dialog.chapter_rows()] == ["第一章 灯下", "第二回里", "第三章 渡口"]
+    assert [c.number for c in dialog.split.chapters] == [1, 2, 3]  # what 导入… writes
+    assert not any(n.kind == "unsplit_heading" for n in dialog.split.notes)
+    assert not dialog.split_here_button.isEnabled()
+    assert "".join("".join(p.split()) for p in dialog.split.pieces()) == "".join(text.split())
