@@ -103,7 +103,7 @@ class OutlineForm(QScrollArea):
         self._loading = True
         try:
             title, summary = read_header(outline)
-            self.volume_box.setTitle(tr("第 {n} 卷").format(n=volume))
+            self.volume_box.setTitle(tr("卷信息"))
             self.volume_title.setText(title)
             self.volume_summary.setPlainText(summary)
             section = read_section(outline, chapter) if chapter is not None else None

@@ -154,7 +154,7 @@ class OutlineView(QWidget):
         self.splitter.setStretchFactor(0, 0)
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setStretchFactor(2, 1)
-        self.splitter.setSizes([420, 520, 620])
+        self.splitter.setSizes([380, 580, 600])
 
         project.document_changed.connect(self._on_project_document_changed)
         project.chapters_changed.connect(self._on_project_chapters_changed)
@@ -322,8 +322,8 @@ class OutlineView(QWidget):
             next_chapter = int(self.project.checkpoint().get("last_completed_chapter") or 0) + 1
             target = next((p.number for p in plans if p.number >= next_chapter), plans[0].number)
             self.select_chapter(target)
-        if self.chapter_list.currentItem() is None:
-            self.chapter_list.setCurrentItem(self.chapter_list.volume_item(self.volume))
+        if self.chapter_list.currentItem() is None and (top := self.chapter_list.volume_item(self.volume)):
+            self.chapter_list.setCurrentItem(top)
         self.chapter_list.blockSignals(False)
         chapter = self.selected_chapter()
         if not self._outline_dirty:
@@ -354,9 +354,10 @@ class OutlineView(QWidget):
         leaving_form = self._outline_dirty and (chapter != self.form.chapter or volume != self.volume)
         if leaving_contract or leaving_form:
             # Stay where the edits are until the author has decided what happens to them.
-            self.chapter_list.blockSignals(True)
-            self.chapter_list.setCurrentItem(previous)
-            self.chapter_list.blockSignals(False)
+            if previous is not None:
+                self.chapter_list.blockSignals(True)
+                self.chapter_list.setCurrentItem(previous)
+                self.chapter_list.blockSignals(False)
             self._settle_contract(lambda: self._settle_outline(lambda: self._go_to(volume, chapter)))
             return
         self._go_to(volume, chapter)
