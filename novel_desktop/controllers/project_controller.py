@@ -337,11 +337,13 @@ class ProjectController(QObject):
             )
 
     def save_chapter(self, number: int, text: str) -> list[int]:
-        """Keep the author's edit as a new revision; returns the chapters now needing a rebuild."""
+        """Keep the author's edit as a new revision; returns the chapters now needing a rebuild (none when
+        only the heading line changed: a renamed chapter is saved, but its state still holds)."""
         self._writable()
+        before = self.store.chapter_text(number)
         marked = self.store.save_manual_edit(number, text)
         self._forget_chapters()
-        if marked:
+        if marked or (before is not None and before != text):
             self.chapter_saved.emit(number, marked)
             self.chapters_changed.emit()
             self.status_changed.emit()

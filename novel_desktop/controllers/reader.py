@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
@@ -27,6 +28,7 @@ from novel_desktop.domain.outline import outline_field, outline_sections, sectio
 from novel_desktop.domain.records import ChapterInfo, RevisionInfo
 from novel_desktop.domain.storylines import StorylineSchedule, StorylinesFile
 from novel_desktop.storage import layout
+from novel_desktop.storage.export_file import ExportError, write_atomic
 
 __all__ = ["ChapterInfo", "ChapterPlan", "NovelReader", "RevisionInfo"]
 
@@ -104,6 +106,15 @@ class NovelReader:
 
     def save_outline(self, volume: int, text: str) -> None:
         self.project.save_document(f"{layout.volume_dir(volume)}/outline.md", text)
+
+    @staticmethod
+    def export_outline(path: Path, text: str) -> None:
+        """Write an outline's Markdown to ``path`` (a temp file renamed: never half-written); a place that
+        cannot be written raises :class:`OSError` with the reason for the author."""
+        try:
+            write_atomic(path, text.encode("utf-8"))
+        except ExportError as exc:
+            raise OSError(str(exc)) from exc
 
     # ------------------------------------------------------------------ contracts
     def contract_numbers(self, volume: int) -> list[int]:

@@ -7,6 +7,7 @@ from typing import Any
 
 from sqlmodel import col, select
 
+from novel_desktop.domain.chapter_heading import body_of
 from novel_desktop.domain.common import iso_now
 from novel_desktop.domain.records import ChapterInfo, RevisionInfo
 from novel_desktop.domain.text import count_chars
@@ -89,7 +90,8 @@ class ChapterRepository(Repository):
 
         When the text changed, the chapter and every later committed chapter are marked ``needs_rebuild``
         (their summaries and state were derived from the old text); the marked chapter numbers are returned.
-        An unchanged text writes nothing and returns ``[]``.
+        An unchanged text writes nothing and returns ``[]``; so does a change of the heading line alone (a
+        renamed chapter is a revision, but its title is not story state: nothing goes stale by it).
         """
         with self._write() as s:
             row = s.get(ChapterRow, number)
@@ -98,16 +100,22 @@ class ChapterRepository(Repository):
             digest = content_hash(text)
             if digest == row.content_hash:
                 return []
+            old = s.get(ChapterRevisionRow, row.current_revision_id) if row.current_revision_id else None
+            title_only = old is not None and body_of(old.content) == body_of(text)
             now = iso_now()
             rev = new_revision(number, "manual", text, now, note)
             s.add(rev)
             s.flush()
             row.current_revision_id = rev.id
             row.chars = rev.chars
+            if title_only and row.source_hash == row.content_hash:
+                row.source_hash = digest  # the state still follows from this text
             row.content_hash = digest
             row.title = title_of(text) or row.title
             row.updated_at = now
             s.add(row)
+            if title_only:
+                return []
             marked = list(s.exec(select(ChapterRow.number).where(col(ChapterRow.number) >= number)))
             for later in s.exec(select(ChapterRow).where(col(ChapterRow.number) >= number)):
                 later.status = "needs_rebuild"

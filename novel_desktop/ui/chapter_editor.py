@@ -1,6 +1,9 @@
 """The chapter editor: comfortable CJK typography, live 字数, autosave, AI-phrase underlines with hints.
 
-:class:`ChapterEditor` is the text area of one chapter; :class:`ChapterTab` is its tab. Saving goes through
+:class:`ChapterEditor` is the text area of one chapter, its title a field above it
+(:attr:`ChapterEditor.title_bar`: "第六章" fixed beside the editable title; the text shows the body without
+the ``# 第六章 标题`` line, and saving joins them back into that stored form); :class:`ChapterTab` is its
+tab. Saving goes through
 :meth:`ProjectController.save_chapter`, which keeps every save as a ``manual`` revision (so undo reaches
 across saves through the 历史版本 dialog) and returns the chapters it marked ``needs_rebuild``.
 """
@@ -30,9 +33,11 @@ from PySide6.QtWidgets import (
 
 from novel_desktop.controllers.analysis_controller import PhraseHit, PhraseMatcher
 from novel_desktop.controllers.project_controller import ProjectController
+from novel_desktop.domain.chapter_heading import ChapterHeading, join_heading, split_heading
 from novel_desktop.domain.text import count_chars
 from novel_desktop.i18n import tr
 from novel_desktop.ui import theme
+from novel_desktop.ui.chapter_title import TitleBar
 
 #: The full-width indent of a Chinese paragraph (two ideographic spaces).
 INDENT = "\u3000\u3000"
@@ -122,6 +127,12 @@ class ChapterEditor(QTextEdit):
         self.setTabChangesFocus(False)
         self.document().setDocumentMargin(28)
         self.highlighter = AiPhraseHighlighter(self.document(), project.analysis.phrase_matcher())
+        #: The title row above the text (its container lays it out): "第六章" and the editable title.
+        self.title_bar = TitleBar()
+        self._parts = split_heading("", number)
+        self.title_bar.edit.textEdited.connect(self._on_title_edited)
+        self.title_bar.edit.editingFinished.connect(self._on_title_editing_finished)
+        self.title_bar.edit.returnPressed.connect(self.setFocus)
         self._autosave = QTimer(self)
         self._autosave.setSingleShot(True)
         self._autosave.setInterval(AUTOSAVE_MS)
@@ -133,11 +144,15 @@ class ChapterEditor(QTextEdit):
 
     # ------------------------------------------------------------------ text
     def load(self, text: str | None = None) -> None:
-        """Show the chapter's current text (or ``text``); the undo history starts here."""
+        """Show the chapter's current text (or ``text``), its title in the title field; the undo history
+        starts here."""
         self._autosave.stop()
+        stored = self.project.chapter_text(self.number) if text is None else text
+        self._parts = split_heading(stored, self.number)
+        self.title_bar.show_heading(self._parts.label, self._parts.title)
         doc = self.document()
         doc.setUndoRedoEnabled(False)  # loading and formatting are not edits the author can undo
-        self.setPlainText(self.project.chapter_text(self.number) if text is None else text)
+        self.setPlainText(self._parts.body)
         self._apply_line_height()
         doc.setUndoRedoEnabled(True)
         doc.setModified(False)
@@ -206,25 +221,66 @@ class ChapterEditor(QTextEdit):
 
     @property
     def is_modified(self) -> bool:
-        return self.document().isModified()
+        return self.document().isModified() or self.title_bar.edit.isModified()
+
+    @property
+    def heading(self) -> ChapterHeading:
+        """The stored text as last loaded or saved, taken apart (label, title, body)."""
+        return self._parts
+
+    def title(self) -> str:
+        return self.title_bar.title()
+
+    def stored_text(self) -> str:
+        """The chapter as it is stored: the heading line with the title field's title, then the body."""
+        return join_heading(self._parts, self.title_bar.title(), self.toPlainText())
+
+    def setReadOnly(self, readonly: bool) -> None:
+        super().setReadOnly(readonly)
+        self.title_bar.edit.setReadOnly(readonly)
+
+    def select_stored(self, start: int, end: int) -> None:
+        """Select ``start``..``end`` of the stored text: in the title field when it is in the heading."""
+        offset = self._parts.body_offset
+        if start < offset:
+            title_at = self._parts.title_offset
+            self.title_bar.edit.setSelection(max(0, start - title_at), max(0, end - start))
+            self.title_bar.edit.setFocus()
+            return
+        cursor = self.textCursor()
+        last = self.document().characterCount() - 1
+        cursor.setPosition(min(start - offset, last))
+        cursor.setPosition(min(end - offset, last), QTextCursor.MoveMode.KeepAnchor)
+        self.setTextCursor(cursor)
+        self.ensureCursorVisible()
 
     # ------------------------------------------------------------------ saving
     def save(self) -> list[int] | None:
         """Save if changed; returns the chapters marked needs_rebuild, or None when nothing was saved."""
         self._autosave.stop()
-        if not self.document().isModified() or self.isReadOnly():
+        if not self.is_modified or self.isReadOnly():
             return None
+        text = self.stored_text()
         try:
-            marked = self.project.save_chapter(self.number, self.toPlainText())
+            marked = self.project.save_chapter(self.number, text)
         except Exception as exc:  # a locked or broken file: the text stays in the editor, marked unsaved
             self.save_failed.emit(tr("第{n}章保存失败：{error}").format(n=self.number, error=exc))
             return None
+        self._parts = split_heading(text, self.number)
+        self.title_bar.edit.setModified(False)
         self.document().setModified(False)
         self.chapter_saved.emit(self.number, marked)
         return marked
 
     def _on_autosave_timeout(self) -> None:
         self.save()
+
+    def _on_title_edited(self, _text: str) -> None:
+        self._autosave.start()  # a renamed chapter saves as typing does: 2 s after the last keystroke
+
+    def _on_title_editing_finished(self) -> None:
+        if self.title_bar.edit.isModified():
+            self.save()
 
     # ------------------------------------------------------------------ counts
     def _recount(self) -> None:
@@ -291,8 +347,8 @@ class ChapterEditor(QTextEdit):
 
 
 class ChapterTab(QWidget):
-    """An editor tab: one chapter's text. (A stale chapter's rebuild is offered by the window's one 重建 bar,
-    ui/flows/stale.py, for the whole novel.)"""
+    """An editor tab: one chapter's title field above its text. (A stale chapter's rebuild is offered by
+    the window's one 重建 bar, ui/flows/stale.py, for the whole novel.)"""
 
     def __init__(self, project: ProjectController, number: int, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -301,4 +357,5 @@ class ChapterTab(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
+        layout.addWidget(self.editor.title_bar)
         layout.addWidget(self.editor, 1)

@@ -57,8 +57,8 @@ class DraftEditor(ChapterEditor):
 
     def save(self) -> list[int] | None:
         self._autosave.stop()
-        text = self.toPlainText()
-        changed = self.document().isModified() and text != self._kept
+        text = self.stored_text()
+        changed = self.is_modified and text != self._kept
         if changed and self.keep is not None and self.keep(self.number, text):
             self._kept = text
         return None
@@ -68,7 +68,8 @@ class DraftEditor(ChapterEditor):
         super().hideEvent(event)
 
     def current_text(self) -> str:
-        return self.toPlainText()
+        """The staged chapter as the author left it: the title field's heading line, then the text."""
+        return self.stored_text()
 
 
 class DraftPanel(QFrame):
@@ -177,7 +178,13 @@ class DraftTab(QWidget):
         self.editor = DraftEditor(project, draft.chapter, draft.text)
         self.panel = DraftPanel()
         splitter = QSplitter(Qt.Orientation.Horizontal)
-        splitter.addWidget(self.editor)
+        page = QWidget()  # the title field above the text, as in a chapter's tab
+        column = QVBoxLayout(page)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(0)
+        column.addWidget(self.editor.title_bar)
+        column.addWidget(self.editor, 1)
+        splitter.addWidget(page)
         splitter.addWidget(self.panel)
         splitter.setStretchFactor(0, 3)
         splitter.setStretchFactor(1, 1)

@@ -18,7 +18,6 @@ from PySide6.QtGui import (
     QDragMoveEvent,
     QDropEvent,
     QShowEvent,
-    QTextCursor,
 )
 from PySide6.QtWidgets import (
     QApplication,
@@ -417,11 +416,7 @@ class MainWindow(WindowActions):
         tab = self.open_chapter(chapter)
         if tab is None:
             return
-        cursor = tab.editor.textCursor()
-        cursor.setPosition(start)
-        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
-        tab.editor.setTextCursor(cursor)
-        tab.editor.ensureCursorVisible()
+        tab.editor.select_stored(start, end)  # the hit's offsets are in the stored text (heading included)
 
     def show_settings(self) -> QWidget:
         from novel_desktop.ui.settings_dialog import SettingsDialog

@@ -1,27 +1,30 @@
-"""卷大纲与章节契约: the volume outline and each chapter's contract side by side, both editable.
+"""卷大纲与章节契约: the volume outline and each chapter's contract side by side, both as forms.
 
-Left, the volume's chapters (outline sections, written chapters and contracts, with 字数 and score); middle,
-the outline Markdown; right, the selected chapter's contract as a form (:mod:`novel_desktop.ui.contract_form`)
-whose objectives carry the judge's verdict. Everything is read and written through the
-:class:`NovelReader` over the ProjectController.
+Left, a tree of volumes and their chapters (:mod:`novel_desktop.ui.outline_tree`: 字数, score, contract,
+written or planned); middle, the volume's header and the selected chapter's outline section as a form
+(:mod:`novel_desktop.ui.outline_form`; the outline stays Markdown, written back changing only the edited
+lines, exported with 导出 Markdown…); right, the chapter's contract as a form
+(:mod:`novel_desktop.ui.contract_form`) whose objectives carry the judge's verdict.
+Everything is read and written through the :class:`NovelReader`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QFont, QKeySequence, QShortcut
+from PySide6.QtGui import QFont, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
+    QDialog,
+    QFileDialog,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QPlainTextEdit,
     QPushButton,
     QSplitter,
     QStackedWidget,
-    QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
@@ -29,53 +32,46 @@ from PySide6.QtWidgets import (
 
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.controllers.reader import NovelReader
-from novel_desktop.domain.outline import outline_sections, section_title
+from novel_desktop.domain.outline_form import add_section, next_chapter_number
 from novel_desktop.i18n import tr
 from novel_desktop.ui import alerts
-from novel_desktop.ui.contract_form import VERDICT_FAIL, VERDICT_NONE, ContractForm
+from novel_desktop.ui.contract_form import ContractForm
+from novel_desktop.ui.outline_form import OutlineForm
+from novel_desktop.ui.outline_tree import OutlineTree
 
 # ---------------------------------------------------------------------------------------------- the view
 
 
 class OutlineView(QWidget):
-    """The volume outline (middle) and the selected chapter's contract (right) beside the chapter list."""
+    """The volume/chapter tree, the outline forms (middle) and the selected chapter's contract (right)."""
 
     chapter_requested = Signal(int)
     #: 修改大纲与契约…: the volume plan's form (volume, the selected chapter or 0), saved to the changelog.
     plan_edit_requested = Signal(int, int)
-
-    #: Columns of the chapter list.
-    COL_NUMBER, COL_TITLE, COL_CHARS, COL_SCORE = range(4)
 
     def __init__(self, project: ProjectController, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.project = project
         self.reader = NovelReader(project)
         self.volume = 1
-        self._headings: tuple[tuple[int, str], ...] = ()
+        #: The volume's outline as stored (or as started here, before its first save).
+        self._outline = ""
         self._outline_dirty = False
         self._saving = False
+        self._markdown_dialog: QDialog | None = None
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         layout.addWidget(self.splitter)
 
-        # Left: the chapter list.
-        self.chapter_list = QTreeWidget()
-        self.chapter_list.setRootIsDecorated(False)
-        self.chapter_list.setHeaderLabels([tr("章"), tr("标题"), tr("字数"), tr("评分")])
-        self.chapter_list.setUniformRowHeights(True)
-        header = self.chapter_list.header()
-        header.setStretchLastSection(False)
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(self.COL_TITLE, QHeaderView.ResizeMode.Stretch)
+        # Left: volumes and their chapters.
+        self.chapter_list = OutlineTree(project)
         self.chapter_list.currentItemChanged.connect(self._on_chapter_list_current_changed)
         self.chapter_list.itemDoubleClicked.connect(self._on_chapter_list_double_clicked)
-        self.chapter_list.setToolTip(tr("双击打开章节"))
         self.splitter.addWidget(self.chapter_list)
 
-        # Middle: the outline editor, or how to get an outline.
+        # Middle: the outline as forms, or how to get an outline.
         self.outline_stack = QStackedWidget()
         editor_box = QWidget()
         editor_layout = QVBoxLayout(editor_box)
@@ -84,10 +80,24 @@ class OutlineView(QWidget):
         self.outline_heading.setTextFormat(Qt.TextFormat.PlainText)  # may show the novel's names
         self.outline_heading.setFont(self._heading_font())
         editor_layout.addWidget(self.outline_heading)
-        self.outline_edit = QPlainTextEdit()
-        self.outline_edit.setTabChangesFocus(False)
-        self.outline_edit.textChanged.connect(self._on_outline_edit_text_changed)
-        editor_layout.addWidget(self.outline_edit, 1)
+        self.form = OutlineForm()
+        self.form.edited.connect(lambda: self._set_outline_dirty(True))
+        editor_layout.addWidget(self.form, 1)
+        tools = QHBoxLayout()
+        self.add_chapter_button = QPushButton(tr("添加章节"))
+        self.add_chapter_button.setToolTip(tr("在本卷大纲的最后一章之后加一节"))
+        self.add_chapter_button.clicked.connect(self.add_chapter)
+        self.markdown_button = QPushButton(tr("查看 Markdown"))
+        self.markdown_button.setToolTip(tr("只读查看本卷大纲的 Markdown 原文"))
+        self.markdown_button.clicked.connect(self.show_markdown)
+        self.export_button = QPushButton(tr("导出 Markdown…"))
+        self.export_button.setToolTip(tr("把本卷大纲存成 Markdown 文件"))
+        self.export_button.clicked.connect(lambda _checked=False: self.export_markdown())
+        tools.addWidget(self.add_chapter_button)
+        tools.addStretch(1)
+        tools.addWidget(self.markdown_button)
+        tools.addWidget(self.export_button)
+        editor_layout.addLayout(tools)
         outline_bar = QHBoxLayout()
         self.outline_state = QLabel()
         self.outline_state.setStyleSheet("color: #666;")
@@ -109,9 +119,8 @@ class OutlineView(QWidget):
         self.outline_empty = self._empty_page(
             tr("本卷还没有大纲"),
             tr(
-                "大纲是 Markdown，每章一节，以「## 第N章 标题」开头，下面可写 Storyline、POV、Location、"
-                "Conflict 等要点。\n\n可以在「规划」中让 PlotArchitect 生成本卷大纲，"
-                "或用命令行 novel outline set 导入手写的大纲，也可以直接在这里开始写。"
+                "大纲每章一节：标题、故事线、视角、地点、冲突等要点。\n\n可以在「规划」中让 PlotArchitect "
+                "生成本卷大纲，或用命令行 novel outline set 导入手写的大纲，也可以直接在这里开始写。"
             ),
             tr("开始编写大纲"),
             self._start_outline,
@@ -145,7 +154,7 @@ class OutlineView(QWidget):
         self.splitter.setStretchFactor(0, 0)
         self.splitter.setStretchFactor(1, 1)
         self.splitter.setStretchFactor(2, 1)
-        self.splitter.setSizes([260, 560, 620])
+        self.splitter.setSizes([380, 580, 600])
 
         project.document_changed.connect(self._on_project_document_changed)
         project.chapters_changed.connect(self._on_project_chapters_changed)
@@ -205,85 +214,107 @@ class OutlineView(QWidget):
         self.refresh()
 
     def refresh(self) -> None:
-        """Re-read the outline, the chapter list and the selected contract from the project."""
+        """Re-read the outline, the tree and the selected contract from the project."""
         if not self.project.is_open:
             return
-        outline = self.reader.outline(self.volume)
-        titles = dict(self.project.volumes())
-        name = titles.get(self.volume, "")
+        self._outline = self.reader.outline(self.volume) or ""
+        name = dict(self.project.volumes()).get(self.volume, "")
         self.outline_heading.setText(
             tr("第 {n} 卷大纲").format(n=self.volume) + (f" · {name}" if name else "")
         )
-        self.outline_edit.blockSignals(True)
-        self.outline_edit.setPlainText(outline or "")
-        self.outline_edit.blockSignals(False)
         self._set_outline_dirty(False)
-        self.outline_stack.setCurrentIndex(1 if outline else 0)
-        self._rebuild_chapter_list(outline or "")
+        self.outline_stack.setCurrentIndex(1 if self._outline else 0)
+        self._rebuild_chapter_list()
+
+    def outline_text(self) -> str:
+        """The volume's outline as the forms show it (unsaved edits included)."""
+        return self.form.apply(self._outline)
 
     def selected_chapter(self) -> int | None:
-        item = self.chapter_list.currentItem()
-        return int(item.data(self.COL_NUMBER, Qt.ItemDataRole.UserRole)) if item else None
+        kind = OutlineTree.kind(self.chapter_list.currentItem())
+        return kind[1] if kind and kind[0] == "chapter" else None
 
     def select_chapter(self, chapter: int) -> None:
-        for index in range(self.chapter_list.topLevelItemCount()):
-            item = self.chapter_list.topLevelItem(index)
-            if item is not None and item.data(self.COL_NUMBER, Qt.ItemDataRole.UserRole) == chapter:
-                self.chapter_list.setCurrentItem(item)
-                return
+        item = self.chapter_list.chapter_item(self.volume, chapter)
+        if item is not None:
+            self.chapter_list.setCurrentItem(item)
 
     def save_outline(self) -> None:
-        text = self.outline_edit.toPlainText()
+        """Write the forms back into the volume's outline (one save)."""
+        text = self.outline_text()
         self._saving = True
         try:
             self.reader.save_outline(self.volume, text)
         finally:
             self._saving = False
+        self._outline = text
         self._set_outline_dirty(False)
         self.outline_state.setText(tr("大纲已保存"))
+        self._rebuild_chapter_list()
 
-    # ------------------------------------------------------------------ chapter list
-    def _rebuild_chapter_list(self, outline: str) -> None:
+    def add_chapter(self) -> None:
+        """添加章节: a new section after the last (saved at once, with any unsaved form edits)."""
+        text = self.outline_text()
+        plans = self.reader.chapters(self.volume, text)
+        written = max((c.number for c in self.project.chapters()), default=0)
+        after = max((p.number for p in plans), default=written)
+        number = next_chapter_number(text, after)
+        self._outline = add_section(text, number)
+        self.outline_stack.setCurrentIndex(1)
+        self.save_outline()
+        self.select_chapter(number)
+        self.form.focus_title()
+
+    def export_markdown(self, path: str | Path | None = None) -> Path | None:
+        """导出 Markdown…: the volume's outline (as the forms show it) to a file the author picks."""
+        if path is None:
+            default = str(Path.home() / tr("第{n}卷大纲.md").format(n=self.volume))
+            chosen, _ = QFileDialog.getSaveFileName(self, tr("导出大纲"), default, tr("Markdown (*.md)"))
+            if not chosen:
+                return None
+            path = chosen
+        target = Path(path)
+        try:
+            self.reader.export_outline(target, self.outline_text())
+        except OSError as exc:
+            alerts.warning(self, tr("导出大纲"), tr("无法写入 {path}：{e}").format(path=target, e=exc))
+            return None
+        self.outline_state.setText(tr("大纲已导出到 {path}").format(path=target))
+        return target
+
+    def show_markdown(self) -> QDialog:
+        """查看 Markdown: the outline's text, read-only."""
+        dialog = self._markdown_dialog or QDialog(self)
+        if self._markdown_dialog is None:
+            dialog.resize(720, 640)
+            box = QVBoxLayout(dialog)
+            text = QPlainTextEdit()
+            text.setReadOnly(True)
+            text.setObjectName("OutlineMarkdown")
+            box.addWidget(text)
+            self._markdown_dialog = dialog
+        dialog.setWindowTitle(tr("第 {n} 卷大纲（Markdown）").format(n=self.volume))
+        view = dialog.findChild(QPlainTextEdit, "OutlineMarkdown")
+        if view is not None:
+            view.setPlainText(self.outline_text())
+        if dialog.isVisible():
+            dialog.raise_()  # already open behind the window: bring it forward
+        dialog.show()
+        return dialog
+
+    # ------------------------------------------------------------------ the tree
+    def _rebuild_chapter_list(self) -> None:
         current = self.selected_chapter()
-        plans = self.reader.chapters(self.volume, outline)
-        self._headings = tuple((p.number, p.title) for p in plans if p.section)
+        volumes = sorted({*dict(self.project.volumes()), self.volume})
+        names = dict(self.project.volumes())
+        rows = []
+        for volume in volumes:
+            outline = self._outline if volume == self.volume else None
+            plans = self.reader.chapters(volume, outline)
+            rows.append((volume, names.get(volume, ""), plans, set(self.reader.contract_numbers(volume))))
+        self.chapter_list.fill(rows, self.volume)
+        plans = next(p for v, _n, p, _c in rows if v == self.volume)
         self.chapter_list.blockSignals(True)
-        self.chapter_list.clear()
-        for plan in plans:
-            item = QTreeWidgetItem()
-            item.setText(self.COL_NUMBER, str(plan.number))
-            item.setData(self.COL_NUMBER, Qt.ItemDataRole.UserRole, plan.number)
-            item.setText(self.COL_TITLE, plan.title or tr("（无标题）"))
-            item.setTextAlignment(
-                self.COL_NUMBER, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
-            )
-            if plan.info is not None:
-                item.setText(self.COL_CHARS, f"{plan.info.chars:,}")
-                item.setTextAlignment(
-                    self.COL_CHARS, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
-                )
-                evaluation = self.project.evaluation(plan.number) or {}
-                overall = evaluation.get("overall")
-                if isinstance(overall, int | float):
-                    item.setText(self.COL_SCORE, f"{overall:.2f}")
-                    item.setTextAlignment(self.COL_SCORE, Qt.AlignmentFlag.AlignCenter)
-                    if overall < 3.0:
-                        item.setForeground(self.COL_SCORE, QBrush(VERDICT_FAIL))
-            else:
-                # Not written yet: grey, so planned chapters read apart from finished ones.
-                for column in range(4):
-                    item.setForeground(column, QBrush(VERDICT_NONE))
-                item.setText(self.COL_CHARS, tr("未写"))
-            tip = [tr("第 {n} 章 {t}").format(n=plan.number, t=plan.title)]
-            if plan.storyline_id:
-                tip.append(tr("故事线：{s}").format(s=plan.storyline_id))
-            if plan.pov:
-                tip.append(tr("视角：{p}").format(p=plan.pov))
-            if not plan.section:
-                tip.append(tr("大纲里没有这一章"))
-            item.setToolTip(self.COL_TITLE, "\n".join(tip))
-            self.chapter_list.addTopLevelItem(item)
-        self.chapter_list.blockSignals(False)
         if current is not None:
             self.select_chapter(current)
         if self.chapter_list.currentItem() is None and plans:
@@ -291,39 +322,65 @@ class OutlineView(QWidget):
             next_chapter = int(self.project.checkpoint().get("last_completed_chapter") or 0) + 1
             target = next((p.number for p in plans if p.number >= next_chapter), plans[0].number)
             self.select_chapter(target)
-        if self.chapter_list.currentItem() is None:
+        if self.chapter_list.currentItem() is None and (top := self.chapter_list.volume_item(self.volume)):
+            self.chapter_list.setCurrentItem(top)
+        self.chapter_list.blockSignals(False)
+        chapter = self.selected_chapter()
+        if not self._outline_dirty:
+            self.form.load(self.volume, self._outline, chapter)
+        if chapter is None:
             self.contract_stack.setCurrentWidget(self.no_chapter_page)
-        elif current is None or self.selected_chapter() != current or not self.contract_form.dirty:
-            self._show_contract(self.selected_chapter())
+        elif current is None or chapter != current or not self.contract_form.dirty:
+            self._show_contract(chapter)
 
     def chapter_rows(self) -> list[tuple[str, str, str, str]]:
-        """What the chapter list shows, row by row (number, title, 字数, score)."""
-        rows = []
-        for index in range(self.chapter_list.topLevelItemCount()):
-            item = self.chapter_list.topLevelItem(index)
-            if item is not None:
-                rows.append((item.text(0), item.text(1), item.text(2), item.text(3)))
-        return rows
+        """What the tree shows for the volume's chapters, row by row (number, title, 字数, score)."""
+        return self.chapter_list.chapter_rows(self.volume)
 
     def _on_chapter_list_current_changed(
         self, current: QTreeWidgetItem | None, previous: QTreeWidgetItem | None
     ) -> None:
-        if current is None:
+        kind = OutlineTree.kind(current)
+        if kind is None:
             self.contract_stack.setCurrentWidget(self.no_chapter_page)
             return
-        chapter = int(current.data(self.COL_NUMBER, Qt.ItemDataRole.UserRole))
-        if self.contract_form.dirty and chapter != self.contract_form.chapter:
-            # Stay on the edited chapter until the author has decided what happens to the edits.
-            self.chapter_list.blockSignals(True)
+        what, number = kind
+        volume = number if what == "volume" else self.volume
+        chapter = number if what == "chapter" else None
+        if what == "chapter":
+            parent = current.parent() if current is not None else None
+            volume = int(parent.data(0, Qt.ItemDataRole.UserRole)) if parent is not None else self.volume
+        leaving_contract = self.contract_form.dirty and chapter != self.contract_form.chapter
+        leaving_form = self._outline_dirty and (chapter != self.form.chapter or volume != self.volume)
+        if leaving_contract or leaving_form:
+            # Stay where the edits are until the author has decided what happens to them.
             if previous is not None:
+                self.chapter_list.blockSignals(True)
                 self.chapter_list.setCurrentItem(previous)
-            self.chapter_list.blockSignals(False)
-            self._settle_contract(lambda: self.select_chapter(chapter))
+                self.chapter_list.blockSignals(False)
+            self._settle_contract(lambda: self._settle_outline(lambda: self._go_to(volume, chapter)))
             return
+        self._go_to(volume, chapter)
+
+    def _go_to(self, volume: int, chapter: int | None) -> None:
+        if volume != self.volume:
+            self._open_volume(volume)
+            if chapter is not None:
+                self.select_chapter(chapter)
+            return
+        item = self.chapter_list.chapter_item(volume, chapter) if chapter is not None else None
+        item = item or self.chapter_list.volume_item(volume)
+        if item is not None and item is not self.chapter_list.currentItem():
+            self.chapter_list.blockSignals(True)
+            self.chapter_list.setCurrentItem(item)
+            self.chapter_list.blockSignals(False)
+        self.form.load(self.volume, self._outline, chapter)
         self._show_contract(chapter)
 
     def _on_chapter_list_double_clicked(self, item: QTreeWidgetItem, _column: int) -> None:
-        self.chapter_requested.emit(int(item.data(self.COL_NUMBER, Qt.ItemDataRole.UserRole)))
+        kind = OutlineTree.kind(item)
+        if kind is not None and kind[0] == "chapter":
+            self.chapter_requested.emit(kind[1])
 
     def _settle_contract(self, then: Callable[[], None]) -> None:
         """Run ``then`` once unsaved contract edits are saved or thrown away; 取消 keeps them and stays."""
@@ -359,6 +416,7 @@ class OutlineView(QWidget):
                 self.save_outline()
             else:
                 self._set_outline_dirty(False)
+                self._outline = self.reader.outline(self.volume) or ""
             then()
 
         alerts.save_changes(
@@ -395,35 +453,20 @@ class OutlineView(QWidget):
         chapter = self.selected_chapter()
         if chapter is None:
             return
-        plan = next(
-            (
-                p
-                for p in self.reader.chapters(self.volume, self.outline_edit.toPlainText())
-                if p.number == chapter
-            ),
-            None,
-        )
+        plans = self.reader.chapters(self.volume, self.outline_text())
+        plan = next((p for p in plans if p.number == chapter), None)
         self.contract_form.load(self.volume, chapter, {}, storyline_hint=plan.storyline_id if plan else None)
         self.contract_form._set_dirty(True)
         self.contract_stack.setCurrentWidget(self.contract_form)
 
     # ------------------------------------------------------------------ outline
     def _start_outline(self) -> None:
-        template = tr(
-            "# 第 {v} 卷\n\n## 第 1 章 \n- **Storyline**: \n- **POV**: \n- **Conflict**: \n"
-        ).format(v=self.volume)
-        self.outline_edit.setPlainText(template)
+        self._outline = add_section(f"# 第 {self.volume} 卷\n", 1)  # the novel's text: Chinese
         self.outline_stack.setCurrentIndex(1)
-        self.outline_edit.setFocus()
-
-    def _on_outline_edit_text_changed(self) -> None:
+        self._rebuild_chapter_list()
+        self.select_chapter(1)
         self._set_outline_dirty(True)
-        text = self.outline_edit.toPlainText()
-        sections = outline_sections(text)
-        headings = tuple((n, section_title(s)) for n, s in sorted(sections.items()))
-        # Re-parse on every edit but rebuild the list only when a heading changed, so typing stays smooth.
-        if headings != self._headings:
-            self._rebuild_chapter_list(text)
+        self.form.focus_title()
 
     def _set_outline_dirty(self, dirty: bool) -> None:
         self._outline_dirty = dirty
@@ -438,7 +481,7 @@ class OutlineView(QWidget):
         if path.endswith("outline.md"):
             self.refresh()
         else:
-            self._rebuild_chapter_list(self.outline_edit.toPlainText())
+            self._rebuild_chapter_list()
 
     def _on_project_chapters_changed(self) -> None:
-        self._rebuild_chapter_list(self.outline_edit.toPlainText())
+        self._rebuild_chapter_list()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QColor, QTextCursor
+from PySide6.QtGui import QColor, QResizeEvent, QTextCursor
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from novel_desktop.controllers.pipeline_controller import PipelineController, resumable_stage_name
 from novel_desktop.controllers.pipeline_events import GATE_STAGE, stage_name
 from novel_desktop.i18n import tr
+from novel_desktop.ui.chapter_title import StreamHeading, TitleBar
 from novel_desktop.ui.quality_text import GATE_DECISIONS
 from novel_desktop.ui.queue_panel import QueuePanel
 
@@ -450,6 +451,12 @@ class LiveDraftView(QPlainTextEdit):
         # once the fence starts, the rest is not shown.
         self._tail = ""
         self._hidden = False
+        #: The chapter's title above the stream, once its heading line has streamed (not in the text).
+        self.heading = StreamHeading()
+        self.title_bar = TitleBar(self)
+        self.title_bar.edit.setReadOnly(True)
+        self.title_bar.edit.setPlaceholderText("")
+        self.setViewportMargins(0, self.title_bar.sizeHint().height(), 0, 0)
         self._flush_timer = QTimer(self)
         self._flush_timer.setSingleShot(True)
         self._flush_timer.setInterval(self.FLUSH_MS)
@@ -466,6 +473,9 @@ class LiveDraftView(QPlainTextEdit):
         text, self._pending = "".join(self._pending), []
         if self._hidden:
             return
+        text = self.heading.feed(text)
+        if self.heading.title != self.title_bar.title():
+            self.title_bar.show_heading(self.heading.label, self.heading.title)
         window = self._tail + text
         fence = window.find("```")
         if fence >= 0:
@@ -486,11 +496,18 @@ class LiveDraftView(QPlainTextEdit):
         self._hidden = False
         self._flush_timer.stop()
         self.clear()
+        self.heading.reset(self.chapter)
+        self.title_bar.show_heading(self.heading.label, "")
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        frame = self.frameWidth()
+        self.title_bar.setGeometry(frame, frame, self.width() - 2 * frame, self.viewportMargins().top())
 
     def start(self, chapter: int, text: str = "") -> None:
         """Stream ``chapter`` from here on, beginning with ``text`` (what its early draft streamed so far)."""
-        self._clear()
         self.chapter = chapter
+        self._clear()
         if text:
             self._pending.append(text)
             self.flush()

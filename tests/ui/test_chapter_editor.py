@@ -37,12 +37,19 @@ def _type_at_end(qtbot: QtBot, editor: ChapterEditor, text: str) -> None:
 def test_editor_shows_the_chapter_and_counts_its_chars(qtbot: QtBot, project: ProjectController) -> None:
     tab = _tab(qtbot, project)
     editor = tab.editor
-    assert editor.toPlainText() == project.chapter_text(1)
-    assert editor.chars == 628
+    stored = project.chapter_text(1)
+    assert stored.startswith("# 第一章 药篓里的残玉\n\n")
+    # The title is a field beside the fixed "第一章"; the text shows the body, no "#" line.
+    assert editor.title_bar.label.text() == "第一章" and editor.title() == "药篓里的残玉"
+    assert editor.toPlainText() == stored.removeprefix("# 第一章 药篓里的残玉\n\n")
+    assert not any(line.startswith("#") for line in editor.toPlainText().splitlines())
+    assert editor.stored_text() == stored and not editor.is_modified
+    # 字数 counts the body, not the heading.
+    assert editor.chars == 628 - count_chars("# 第一章 药篓里的残玉") == 619
     with qtbot.waitSignal(editor.counts_changed) as sig:
         _type_at_end(qtbot, editor, "雨停了")
-    assert editor.chars == 631
-    assert sig.args[0] in (629, 630, 631)
+    assert editor.chars == 622
+    assert sig.args[0] in (620, 621, 622)
 
 
 def test_selection_count(qtbot: QtBot, project: ProjectController) -> None:
@@ -52,7 +59,7 @@ def test_selection_count(qtbot: QtBot, project: ProjectController) -> None:
     cursor.setPosition(0)
     cursor.movePosition(QTextCursor.MoveOperation.EndOfBlock, QTextCursor.MoveMode.KeepAnchor)
     editor.setTextCursor(cursor)
-    assert editor.selected_chars == count_chars("# 第一章 药篓里的残玉")
+    assert editor.selected_chars == count_chars("入秋以后，青石镇的雨就没停过。")
 
 
 def test_line_height_is_airy(qtbot: QtBot, project: ProjectController) -> None:
@@ -99,7 +106,7 @@ def test_ai_phrase_is_underlined_and_the_hover_hint_names_the_suggestion(
     tab = _tab(qtbot, project)
     editor = tab.editor
     editor.load("# 标题\n\n他不禁笑了，眼中闪过一丝光。")
-    block = editor.document().findBlockByNumber(2)
+    block = editor.document().findBlockByNumber(0)  # the heading is the title field, not a block
     formats = block.layout().formats()
     wavy = [f for f in formats if f.format.underlineStyle() == QTextCharFormat.UnderlineStyle.WaveUnderline]
     starts = {block.text()[f.start : f.start + f.length] for f in wavy}

@@ -46,7 +46,8 @@ def test_manual_edit_then_rejudge_commits_the_edit(
     assert tab.number == 3
     assert window.tabs.tabText(window.tabs.currentIndex()) == "第3章（待修改）"
     assert not tab.editor.isReadOnly()
-    assert tab.editor.toPlainText() == window.project.staged_text(3)
+    assert tab.editor.stored_text() == window.project.staged_text(3)
+    assert tab.editor.title() == "开山" and not tab.editor.toPlainText().startswith("#")
     panel = tab.panel
     assert "评分 2.5" in panel.state.text() and "等你修改" in panel.state.text()
     assert "守门弟子脸谱化" in panel.issues.text()
@@ -57,7 +58,7 @@ def test_manual_edit_then_rejudge_commits_the_edit(
     tab.editor.moveCursor(QTextCursor.MoveOperation.End)
     tab.editor.setFocus()
     type_text(tab.editor, "\n" + ADDED)
-    edited = tab.editor.toPlainText()
+    edited = tab.editor.stored_text()
     assert ADDED in edited and window.project.staged_text(3) != edited  # nothing saved by itself
 
     writers = _writer_requests(fake)
@@ -73,7 +74,7 @@ def test_manual_edit_then_rejudge_commits_the_edit(
     qtbot.waitUntil(lambda: isinstance(window.tabs.currentWidget(), ChapterTab))
     current = window.tabs.currentWidget()
     assert isinstance(current, ChapterTab) and current.number == 3
-    assert current.editor.toPlainText() == edited
+    assert current.editor.stored_text() == edited
 
 
 def test_continue_on_an_unchanged_draft_asks_nothing_and_reopens_it(
@@ -130,13 +131,13 @@ def test_closing_the_draft_tab_keeps_an_unfinished_edit(
     tab.editor.moveCursor(QTextCursor.MoveOperation.End)
     tab.editor.setFocus()
     type_text(tab.editor, "\n" + ADDED)
-    edited = tab.editor.toPlainText()
+    edited = tab.editor.stored_text()
     window._on_tabs_close_requested(window.tabs.indexOf(tab))
     assert window.project.staged_text(3) == staged
     window.tree.chapter_requested.emit(3)
     reopened = window.tabs.currentWidget()
     assert isinstance(reopened, DraftTab) and reopened is not tab
-    assert reopened.editor.toPlainText() == edited
+    assert reopened.editor.stored_text() == edited
     assert "恢复" in window.statusBar().currentMessage()
     fake.set_default("quality_judge", judge_json(4.2))
     run(qloop, window, reopened.panel.rejudge_button.click)

@@ -39,7 +39,7 @@ def test_workspace_opens_the_latest_chapter_and_the_tree_opens_others(window: Ma
     assert isinstance(tab, ChapterTab) and tab.number == 1
     assert "药篓里翻出" in tab.editor.toPlainText() or "药篓" in tab.editor.toPlainText()
     assert window.tabs.tabText(window.tabs.currentIndex()) == "第1章 药篓里的残玉"
-    assert window.counts_label.text() == "本章 628 字"
+    assert window.counts_label.text() == "本章 619 字"  # the heading is the title field: not counted
 
 
 def test_typing_updates_the_char_count_in_the_status_bar(window: MainWindow) -> None:
@@ -47,9 +47,9 @@ def test_typing_updates_the_char_count_in_the_status_bar(window: MainWindow) -> 
     assert tab is not None
     tab.editor.moveCursor(tab.editor.textCursor().MoveOperation.End)
     type_text(tab.editor, "雨停了")
-    assert window.counts_label.text() == "本章 631 字"
+    assert window.counts_label.text() == "本章 622 字"
     tab.editor.selectAll()
-    assert "选中 631 字" in window.counts_label.text()
+    assert "选中 622 字" in window.counts_label.text()
 
 
 def test_switching_tabs_saves_the_chapter_left_behind(window: MainWindow, project: ProjectController) -> None:
@@ -57,7 +57,7 @@ def test_switching_tabs_saves_the_chapter_left_behind(window: MainWindow, projec
     assert tab is not None
     type_text(tab.editor, "甲")
     window.open_chapter(2)
-    assert project.chapter_text(1).startswith("甲")
+    assert project.chapter_text(1).startswith("# 第一章 药篓里的残玉\n\n甲")
     assert project.revisions(1)[-1].kind == "manual"
     assert "已保存" in window.save_label.text()
     assert window.tree.model.node(window.tree.model.chapter_index(2)).status == "needs_rebuild"
@@ -279,6 +279,7 @@ def test_english_catalogue_covers_the_window(qtbot: QtBot) -> None:
         "start_page",
         "project_tree",
         "chapter_editor",
+        "chapter_title",
         "revision_dialog",
         "find_replace",
         "novel_banner",

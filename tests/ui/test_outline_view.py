@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QPlainTextEdit
 from pytestqt.qtbot import QtBot
 
 from novel_desktop.controllers.project_controller import ProjectController
-from novel_desktop.domain.outline import outline_field
+from novel_desktop.domain.outline import outline_field, outline_sections
 from novel_desktop.storage import layout
 from novel_desktop.ui.contract_form import ContractForm
 from novel_desktop.ui.outline_view import OutlineView
@@ -42,8 +43,16 @@ def test_the_chapter_list_shows_outline_and_written_chapters_with_chars_and_scor
     assert rows[0] == ("1", "药篓里的残玉", "628", "3.84")
     assert rows[1][1:] == ("夜半灵光", "605", "4.28")
     assert rows[2] == ("3", "开山", "未写", "")
-    assert "## 第 5 章 另一半" in view.outline_edit.toPlainText()
     assert view.outline_stack.currentWidget() is not view.outline_empty
+    # A tree: the volume at the top, its chapters under it with contract and written/planned columns.
+    tree = view.chapter_list
+    top = tree.topLevelItem(0)
+    assert top is not None and top.text(0) == "第 1 卷" and top.childCount() == 5
+    first, third = top.child(0), top.child(2)
+    assert first is not None and third is not None
+    assert (first.text(4), first.text(5)) == ("✓", "已写")
+    assert (third.text(4), third.text(5)) == ("", "计划")
+    assert top.text(5) == "2/5 章已写"
 
 
 def test_the_view_opens_on_the_next_chapter_which_has_no_contract_yet(view: OutlineView) -> None:
@@ -89,36 +98,115 @@ def test_a_violated_objective_and_an_unjudged_one_read_differently(
     assert view.contract_form.verdict_text("OBJ-001-2") == "— 未评"
 
 
-def test_editing_the_outline_headings_reparses_the_chapter_list_and_save_persists(
+def test_selecting_a_chapter_fills_the_outline_form_with_its_fields(view: OutlineView) -> None:
+    view.select_chapter(2)
+    form = view.form
+    assert form.chapter == 2 and form.chapter_box.title() == "第 2 章大纲"
+    assert form.title_edit.text() == "夜半灵光"
+    assert form.field_edits["Storyline"].text() == "main_arc"
+    assert form.field_edits["POV"].text() == "林枫"
+    assert form.field_edits["Location"].text() == "药铺阁楼 → 苍梧山脚"
+    assert form.field_edits["Conflict"].text() == "残玉发光，陈老被迫决定离开青石镇"
+    assert form.field_edits["StateChanges"].text() == "两人到达苍梧山脚"
+    assert form.volume_title.text() == "第一卷 入山"
+    assert form.volume_summary.toPlainText().startswith("本卷 5 章")
+    assert not form.notes_edit.toPlainText()
+
+
+def test_saving_a_changed_conflict_changes_only_that_line_of_the_stored_outline(
     view: OutlineView, project: ProjectController
 ) -> None:
-    text = view.outline_edit.toPlainText().replace("## 第 3 章 开山", "## 第 3 章 开山门")
-    text += "\n## 第 6 章 外门\n- **Storyline**: main_arc\n- **POV**: 苏清寒\n"
-    view.outline_edit.setPlainText(text)
-    rows = view.chapter_rows()
-    assert [r[0] for r in rows][-1] == "6"
-    assert rows[2][1] == "开山门"
+    before = project.document(OUTLINE) or ""
+    view.select_chapter(3)
+    edit = view.form.field_edits["Conflict"]
+    edit.setText("守门弟子嫌他年纪大，当众羞辱")
+    edit.textEdited.emit(edit.text())
     assert view.outline_state.text() == "大纲有未保存的修改"
-    assert "开山门" not in (project.document(OUTLINE) or "")
-
+    assert project.document(OUTLINE) == before  # nothing saved by itself
     view.save_outline_button.click()
-    saved = project.document(OUTLINE) or ""
-    assert "## 第 3 章 开山门" in saved
-    assert "## 第 6 章 外门" in saved
+    after = project.document(OUTLINE) or ""
+    changed = [(a, b) for a, b in zip(before.splitlines(True), after.splitlines(True), strict=True) if a != b]
+    assert changed == [
+        ("- **Conflict**: 林枫年纪超线，守门弟子拒收\n", "- **Conflict**: 守门弟子嫌他年纪大，当众羞辱\n")
+    ]
     assert view.outline_state.text() == "大纲已保存"
 
 
-def test_ctrl_s_in_the_outline_editor_saves_the_outline(
+def test_a_renamed_chapter_and_its_notes_keep_every_other_line(
+    view: OutlineView, project: ProjectController
+) -> None:
+    odd = (project.document(OUTLINE) or "").replace(
+        "- **Arc**: 林枫第一次靠自己争取\n",
+        "- **Arc**: 林枫第一次靠自己争取\n- **Mood**: 压抑\n  未知的缩进行\n",
+    )
+    project.save_document(OUTLINE, odd)
+    view.refresh()
+    view.select_chapter(3)
+    assert view.form.notes_edit.toPlainText() == "- **Mood**: 压抑\n  未知的缩进行"
+    view.form.title_edit.setText("开山门")
+    view.form.title_edit.textEdited.emit("开山门")
+    view.save_outline()
+    saved = project.document(OUTLINE) or ""
+    assert saved == odd.replace("## 第 3 章 开山\n", "## 第 3 章 开山门\n")
+    assert view.chapter_rows()[2][1] == "开山门"
+
+
+def test_ctrl_s_in_the_outline_form_saves_the_outline(
     qtbot: QtBot, view: OutlineView, project: ProjectController
 ) -> None:
+    view.select_chapter(4)
+    edit = view.form.field_edits["POV"]
     view.activateWindow()
-    view.outline_edit.setFocus()
-    qtbot.waitUntil(view.outline_edit.hasFocus)
-    view.outline_edit.moveCursor(view.outline_edit.textCursor().MoveOperation.End)
-    # QTest types ASCII only; the Chinese text goes in through the editor, the shortcut through the keyboard.
-    view.outline_edit.insertPlainText("\n卷末补记")
-    qtbot.keyClick(view.outline_edit, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
-    assert (project.document(OUTLINE) or "").rstrip().endswith("卷末补记")
+    edit.setFocus()
+    qtbot.waitUntil(edit.hasFocus)
+    # QTest types ASCII only; the Chinese text goes in through the field, the shortcut through the keyboard.
+    edit.setText("苏清寒")
+    edit.textEdited.emit("苏清寒")
+    qtbot.keyClick(edit, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+    section = outline_sections(project.document(OUTLINE) or "")[4]
+    assert outline_field(section, "POV") == "苏清寒"
+
+
+def test_add_chapter_appends_a_section_after_the_last_and_selects_it(
+    view: OutlineView, project: ProjectController
+) -> None:
+    before = project.document(OUTLINE) or ""
+    view.add_chapter_button.click()
+    after = project.document(OUTLINE) or ""
+    assert after.startswith(before.rstrip("\n") + "\n\n## 第 6 章\n- **Storyline**:")
+    assert [r[0] for r in view.chapter_rows()][-1] == "6"
+    assert view.selected_chapter() == 6 and view.form.chapter == 6
+    view.form.title_edit.setText("外门")
+    view.form.title_edit.textEdited.emit("外门")
+    view.form.field_edits["Conflict"].setText("分院不公")
+    view.save_outline()
+    section = outline_sections(project.document(OUTLINE) or "")[6]
+    assert section.splitlines()[0] == "## 第 6 章 外门"
+    assert outline_field(section, "Conflict") == "分院不公"
+
+
+def test_export_writes_the_volume_outline_to_a_markdown_file(
+    view: OutlineView, project: ProjectController, tmp_path: Path, alerts: RecordingAlerts
+) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    target = out / "第1卷大纲.md"
+    assert view.export_markdown(target) == target
+    assert target.read_text(encoding="utf-8") == project.document(OUTLINE)
+    assert "大纲已导出到" in view.outline_state.text()
+    assert list(out.iterdir()) == [target]  # the temp file was renamed, nothing else left
+    # A folder that does not exist: the author is told why, nothing is written.
+    assert view.export_markdown(out / "missing" / "x.md") is None
+    assert alerts.shown[-1][0] == "warning" and "目录不存在" in alerts.shown[-1][2]
+    assert list(out.iterdir()) == [target]
+
+
+def test_view_markdown_shows_the_outline_read_only(view: OutlineView, project: ProjectController) -> None:
+    dialog = view.show_markdown()
+    text = dialog.findChild(QPlainTextEdit, "OutlineMarkdown")
+    assert text is not None and text.isReadOnly()
+    assert text.toPlainText() == project.document(OUTLINE)
+    dialog.close()
 
 
 def test_editing_a_contract_saves_it_and_keeps_the_fields_the_form_does_not_show(
@@ -241,6 +329,7 @@ def test_a_novel_without_outline_or_contracts_says_how_to_get_them(qtbot: QtBot,
         assert [r[0] for r in view.chapter_rows()] == ["1"]
         view.save_outline()
         assert "## 第 1 章" in (project.document(OUTLINE) or "")
+        assert (project.document(OUTLINE) or "").startswith("# 第 1 卷\n\n## 第 1 章\n- **Storyline**:")
     finally:
         project.close()
 
@@ -260,10 +349,13 @@ def test_the_english_catalogue_translates_every_string_of_the_three_views_with_t
     from novel_desktop.paths import resource
 
     catalogue = json.loads(resource("i18n", "en", "views.json").read_text(encoding="utf-8"))
+    catalogue.update(json.loads(resource("i18n", "en", "outline.json").read_text(encoding="utf-8")))
     package = Path(__file__).resolve().parents[2] / "novel_desktop" / "ui"
     missing = []
     for name in (
         "outline_view.py",
+        "outline_form.py",
+        "outline_tree.py",
         "contract_form.py",
         "storyline_view.py",
         "storyline_canvas.py",
@@ -278,6 +370,9 @@ def test_the_english_catalogue_translates_every_string_of_the_three_views_with_t
                     and arg.value not in catalogue
                 ):
                     missing.append(arg.value)
+    from novel_desktop.ui.outline_form import FIELD_LABELS
+
+    missing += [label for label in FIELD_LABELS.values() if label not in catalogue]
     assert missing == []
     for source, english in catalogue.items():
         assert set(re.findall(r"\{\w+\}", source)) == set(re.findall(r"\{\w+\}", english)), source

@@ -126,9 +126,9 @@ def test_ctrl_s_in_the_outline_saves_the_outline(
     assert isinstance(view, OutlineView)
     monkeypatch.setattr(view.reader, "save_outline", lambda volume, text: saved.append("outline"))
     window.activateWindow()
-    view.outline_edit.setFocus()
-    qtbot.keyClick(view.outline_edit, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
-    qtbot.keyClick(view.outline_edit, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+    view.form.title_edit.setFocus()
+    qtbot.keyClick(view.form.title_edit, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+    qtbot.keyClick(view.form.title_edit, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
     assert saved == ["outline", "outline"]
     assert window.save_action.shortcut() == QKeySequence(Std.Save)  # still listed, still the window's
     # Back in a chapter, Ctrl+S is the window's again.
