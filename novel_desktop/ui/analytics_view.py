@@ -267,7 +267,7 @@ class AnalyticsView(QWidget):
             return
         pipeline = QBarSet(tr("流水线提交"))
         pipeline.setColor(QColor("#4f7fd9"))
-        manual = QBarSet(tr("手改"))
+        manual = QBarSet(tr("手改", "words"))
         manual.setColor(QColor("#ca8a04"))
         for day in days:
             pipeline.append(float(day.pipeline))

@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.controllers.reader import NovelReader
 from novel_desktop.domain.contracts import ChapterContract
-from novel_desktop.i18n import tr
+from novel_desktop.i18n import ONE, tr
 from novel_desktop.ui.theme import heading_label
 
 # ---------------------------------------------------------------------------------------------- helpers
@@ -156,7 +156,7 @@ class ContractForm(QWidget):
         top = QFormLayout()
         self.storyline_edit = QLineEdit()
         self.storyline_edit.setPlaceholderText(tr("故事线 id，如 main_arc"))
-        top.addRow(tr("故事线"), self.storyline_edit)
+        top.addRow(tr("故事线", ONE), self.storyline_edit)
         form.addLayout(top)
 
         form.addWidget(_section_label(tr("前置条件")))
@@ -166,7 +166,7 @@ class ContractForm(QWidget):
         pre.addRow(tr("须遵守的世界规则"), self.world_rules_edit)
         form.addLayout(pre)
         form.addWidget(QLabel(tr("开场时的角色状态")))
-        self.pre_states = _EditableTable([tr("角色"), tr("属性"), tr("值")])
+        self.pre_states = _EditableTable([tr("角色", ONE), tr("属性"), tr("值")])
         form.addWidget(self.pre_states.with_buttons(lambda: self._add_row(self.pre_states)))
 
         form.addWidget(_section_label(tr("目标")))
@@ -179,7 +179,7 @@ class ContractForm(QWidget):
 
         form.addWidget(_section_label(tr("后置条件")))
         form.addWidget(QLabel(tr("结束时的角色状态变化")))
-        self.post_states = _EditableTable([tr("角色"), tr("属性"), tr("值")])
+        self.post_states = _EditableTable([tr("角色", ONE), tr("属性"), tr("值")])
         form.addWidget(self.post_states.with_buttons(lambda: self._add_row(self.post_states)))
         form.addWidget(QLabel(tr("伏笔更新")))
         self.foreshadow_updates = _EditableTable([tr("伏笔 ID"), tr("之后的状态")])

@@ -41,7 +41,7 @@ from novel_desktop.domain.foreshadowing import (
     VolumeForeshadowItem,
     overdue,
 )
-from novel_desktop.i18n import tr
+from novel_desktop.i18n import ONE, join_list, tr
 from novel_desktop.ui.theme import heading_label
 
 _STATUS_TEXT = {"planned": "计划", "planted": "已埋设", "advanced": "推进中", "resolved": "已回收"}
@@ -135,7 +135,7 @@ class ForeshadowingModel(QAbstractTableModel):
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
     ) -> Any:
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return tr(self.HEADERS[section])
+            return tr(self.HEADERS[section], ONE)  # one item per row: 故事线 is "Storyline"
         return None
 
     def data(self, index: _ModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -191,7 +191,7 @@ class ForeshadowingModel(QAbstractTableModel):
                 return tr("计划 {n}").format(n=item.planned_plant_chapter)
             return ""
         if column == self.COL_ADVANCED:
-            return "、".join(str(n) for n in item.advanced_chapters)
+            return join_list(str(n) for n in item.advanced_chapters)
         if column == self.COL_RESOLVED:
             return "" if item.resolved_chapter is None else str(item.resolved_chapter)
         if column == self.COL_TARGET:
@@ -400,7 +400,7 @@ class ForeshadowingView(QWidget):
         if overdue_count:
             overdue_text = f"<b style='color:{_OVERDUE_FG.name()}'>{overdue_text}</b>"
         self.summary_label.setText(
-            "　".join(
+            tr("　").join(
                 [
                     tr("未回收 {n}").format(n=open_count),
                     overdue_text,

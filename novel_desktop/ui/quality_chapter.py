@@ -38,7 +38,7 @@ from novel_desktop.domain.evaluation import (
     Violation,
     split_risk_flag,
 )
-from novel_desktop.i18n import tr
+from novel_desktop.i18n import join_list, tr
 from novel_desktop.ui.quality_text import (
     BAD,
     CONFIDENCE,
@@ -294,7 +294,7 @@ class ChapterReportMixin:
         if abs(computed - float(ev.overall)) >= 0.05:
             extra.append(tr("按权重复算为 {s:.2f}").format(s=computed))
         if extra:
-            facts.addWidget(muted("；".join(extra)))
+            facts.addWidget(muted(tr("；").join(extra)))
         row.addSpacing(12)
         row.addLayout(facts, 1)
         self._body.addLayout(row)
@@ -397,7 +397,7 @@ class ChapterReportMixin:
         elif broken:
             summary = plain_label(
                 tr("{k} / {total} 项未通过：{ids}").format(
-                    k=len(broken), total=len(results), ids="、".join(broken)
+                    k=len(broken), total=len(results), ids=join_list(broken)
                 )
             )
             summary.setStyleSheet(f"color: {BAD};")
@@ -417,7 +417,7 @@ class ChapterReportMixin:
                     f"<span style='color:{color}'>{mark}</span>&nbsp;{html.escape(rule)}"
                     + ("" if ok else f"&nbsp;<span style='color:{color}'>{html.escape(tr('违规'))}</span>")
                 )
-            label = plain_label(f"<b>{html.escape(title)}</b>：" + "　".join(chips))
+            label = plain_label(f"<b>{html.escape(title)}</b>" + tr("：") + tr("　").join(chips))
             label.setTextFormat(Qt.TextFormat.RichText)
             self._body.addWidget(label)
 

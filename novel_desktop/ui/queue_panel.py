@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from novel_desktop.controllers.pipeline_controller import PipelineController
 from novel_desktop.controllers.pipeline_events import GATE_STAGE
-from novel_desktop.i18n import tr
+from novel_desktop.i18n import tr, tr_n
 
 #: The steps of a queued chapter's bar, and the pipeline stages each covers.
 QUEUE_STEPS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -137,7 +137,7 @@ class QueuePanel(QWidget):
         self.clear()
         for chapter in range(first, first + count):
             self._row(chapter)
-        self.title.setText(tr("续写队列：{n} 章").format(n=count))
+        self.title.setText(tr_n("续写队列：{n} 章", count).format(n=count))
         line = self.fontMetrics().height() + 8
         self.rows_area.setFixedHeight(min(count, VISIBLE_ROWS) * line + 4)
         self.show()
@@ -296,7 +296,7 @@ class QueueNotifier:
             return  # the author was told why the queue stopped
         self.notify(
             tr("续写结束"),
-            tr("写完 {n}/{m} 章，花费 ${c:.4f}").format(
+            tr_n("写完 {n}/{m} 章，花费 ${c:.4f}", p.requested_chapters).format(
                 n=self._written, m=p.requested_chapters, c=sum(self._cost.values())
             ),
         )

@@ -55,7 +55,7 @@ from novel_desktop.controllers.settings_controller import (
     save_settings_and_language,
     stored_key,
 )
-from novel_desktop.i18n import tr
+from novel_desktop.i18n import join_list, tr
 from novel_desktop.ui.agent_names import ROLE_NAMES
 from novel_desktop.ui.provider_notes import base_url_note, key_note, needs_key, with_note
 from novel_desktop.ui.session_key import offer_session_key
@@ -422,7 +422,7 @@ class SettingsDialog(QDialog):
             {m for m in self.models().values() if m and m not in known and needs_key(self.provider)}
         )
         self.missing_price_label.setText(
-            tr("这些模型没有价格，花费会按 0 计：{models}").format(models="、".join(missing))
+            tr("这些模型没有价格，花费会按 0 计：{models}").format(models=join_list(missing))
             if missing
             else ""
         )
