@@ -77,3 +77,13 @@ def tr_phrase(phrase: tuple[str, dict[str, Any]]) -> str:
 def tr_phrases(phrases: Iterable[tuple[str, dict[str, Any]]]) -> str:
     """Several phrases, joined as the language joins clauses."""
     return tr("；").join(tr_phrase(p) for p in phrases)
+
+
+def paren(text: str) -> str:
+    """``text`` in brackets as the language writes them after a word: 守灯（main_arc） / 守灯 (main_arc)."""
+    return tr("（{x}）").format(x=text)
+
+
+def labelled(label: str, text: str) -> str:
+    """``label：text`` / ``label: text``."""
+    return tr("{label}：{text}").format(label=label, text=text)

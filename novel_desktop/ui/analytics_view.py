@@ -42,7 +42,8 @@ def _chart(title: str) -> tuple[QChart, QChartView]:
     chart.legend().setAlignment(Qt.AlignmentFlag.AlignBottom)
     view = QChartView(chart)
     view.setRenderHint(QPainter.RenderHint.Antialiasing)
-    view.setMinimumHeight(240)
+    # Tall enough for the title, axis labels and legend at a large font (150%), with a plot left to see.
+    view.setMinimumHeight(max(240, view.fontMetrics().height() * 14))
     return chart, view
 
 

@@ -119,7 +119,9 @@ class ContextDialog(QDialog):
                 why = section.why
                 mark = status_text(section)
                 if mark:
-                    why = f"【{mark}】{why}" + (f"；{section.note}" if section.note else "")
+                    why = (
+                        tr("【{x}】").format(x=mark) + why + (tr("；") + section.note if section.note else "")
+                    )
                 child = QTreeWidgetItem([section.label, f"{section.tokens:,}", why])
                 child.setToolTip(2, why)
                 if section.status:

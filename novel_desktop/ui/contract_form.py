@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QPushButton,
     QScrollArea,
+    QStyle,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -89,6 +90,11 @@ class _EditableTable(QTableWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         # The last column holds free text (a value, a status); it takes the spare width.
         header.setStretchLastSection(True)
+        # Never narrower than its column titles side by side (the form scrolls instead): squeezed, a stretched
+        # column fell below its own title (English "Description" read "escriptio").
+        margin = 2 * self.style().pixelMetric(QStyle.PixelMetric.PM_HeaderMargin, None, header) + 8
+        titles = sum(header.fontMetrics().horizontalAdvance(h) + margin for h in headers)
+        self.setMinimumWidth(titles + 2 * self.frameWidth())
 
     def fit_height(self) -> None:
         self.resizeRowsToContents()
@@ -175,6 +181,11 @@ class ContractForm(QWidget):
         self.objectives.horizontalHeader().setSectionResizeMode(
             self.OBJ_DESCRIPTION, QHeaderView.ResizeMode.Stretch
         )
+        # Squeezed, the stretched description fell to the header's minimum section size, below its own title.
+        header = self.objectives.horizontalHeader()
+        margin = 2 * header.style().pixelMetric(QStyle.PixelMetric.PM_HeaderMargin, None, header) + 8
+        title = header.fontMetrics().horizontalAdvance(tr("描述")) + margin
+        header.setMinimumSectionSize(max(header.minimumSectionSize(), title))
         form.addWidget(self.objectives.with_buttons(self._add_objective))
 
         form.addWidget(_section_label(tr("后置条件")))

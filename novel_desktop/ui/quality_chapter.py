@@ -38,7 +38,7 @@ from novel_desktop.domain.evaluation import (
     Violation,
     split_risk_flag,
 )
-from novel_desktop.i18n import join_list, tr
+from novel_desktop.i18n import join_list, paren, tr
 from novel_desktop.ui.quality_text import (
     BAD,
     CONFIDENCE,
@@ -222,7 +222,7 @@ class ChapterReportMixin:
             for flag in ev.risk_flags:
                 kind, detail = split_risk_flag(flag)
                 shown = tr(RISK_KINDS.get(kind, kind))
-                label = plain_label(f"⚠ {shown}" + (f"：{detail}" if detail else ""))
+                label = plain_label(f"⚠ {shown}" + (tr("：") + detail if detail else ""))
                 label.setStyleSheet(f"color: {MID};")
                 label.setToolTip(flag)
                 body.addWidget(label)
@@ -233,7 +233,9 @@ class ChapterReportMixin:
             body.addWidget(muted(tr("点击一条修改意见可在正文中定位它指向的段落。")))
             for fix in ev.required_fixes:
                 label = ClickableLabel(
-                    f"<b>{html.escape(tr('位置'))}</b>：{quote_html(fix.target)}<br>{html.escape(fix.instruction)}"
+                    f"<b>{html.escape(tr('位置'))}</b>"
+                    + tr("：")
+                    + f"{quote_html(fix.target)}<br>{html.escape(fix.instruction)}"
                 )
                 label.setStyleSheet(FIX_STYLE)
                 label.setToolTip(tr("在正文中定位这一段"))
@@ -448,8 +450,8 @@ class ChapterReportMixin:
         blocking = v.confidence == "high"
         text = (
             f"<span style='color:{BAD}'>✗</span> <b>{html.escape(v.rule_id)}</b>"
-            f"（{html.escape(confidence)}{html.escape(tr('，强制修订')) if blocking else ''}）"
-            f" {html.escape(v.description)}"
+            + paren(html.escape(confidence) + (html.escape(tr("，强制修订")) if blocking else ""))
+            + f" {html.escape(v.description)}"
         )
         if not v.evidence:
             label = plain_label(text)

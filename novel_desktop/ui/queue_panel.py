@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from novel_desktop.controllers.pipeline_controller import PipelineController
 from novel_desktop.controllers.pipeline_events import GATE_STAGE
-from novel_desktop.i18n import tr, tr_n
+from novel_desktop.i18n import labelled, tr, tr_n
 
 #: The steps of a queued chapter's bar, and the pipeline stages each covers.
 QUEUE_STEPS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -74,7 +74,7 @@ class QueueRow:
 
     def set_state(self, state: str, step: int | None = None, reason: str = "") -> None:
         self.state, self.reason = state, reason
-        shown = tr(state) + (f"：{reason}" if reason else "")
+        shown = labelled(tr(state), reason) if reason else tr(state)
         metrics = self.state_label.fontMetrics()
         self.state_label.setText(metrics.elidedText(shown, Qt.TextElideMode.ElideRight, STATE_WIDTH))
         self.state_label.setToolTip(reason)
@@ -261,7 +261,7 @@ class QueueNotifier:
             self._tray.show()
             self._tray.showMessage(title, text, QSystemTrayIcon.MessageIcon.Information, 10000)
         else:
-            self.window.statusBar().showMessage(f"{title}：{text}", 20000)
+            self.window.statusBar().showMessage(labelled(title, text), 20000)
 
     # ------------------------------------------------------------------ slots
     def _on_pipeline_running_changed(self, running: bool) -> None:

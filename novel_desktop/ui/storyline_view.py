@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.controllers.reader import ChapterPlan, NovelReader
 from novel_desktop.domain.storylines import StorylineSchedule, StorylinesFile
-from novel_desktop.i18n import ONE, join_list, tr
+from novel_desktop.i18n import ONE, join_list, paren, tr
 from novel_desktop.ui.storyline_canvas import (
     DORMANT,
     PALETTE,
@@ -203,9 +203,9 @@ class StorylineView(QWidget):
             on_line = [plan for plan in chapters if plan.storyline_id == lane.storyline_id]
             role = tr(ROLE_TEXT.get(lane.role, lane.role)) if lane.role else tr("本卷未安排")
             if lane.status != "active":
-                role += f"（{tr(STATUS_TEXT.get(lane.status, lane.status))}）"
+                role += paren(tr(STATUS_TEXT.get(lane.status, lane.status)))
             values = [
-                f"{lane.name}（{lane.storyline_id}）",
+                lane.name + paren(lane.storyline_id),
                 role,
                 str(entry.target_chapters) if entry else "—",
                 str(len(on_line)),

@@ -43,7 +43,7 @@ from novel_desktop.controllers.style_controller import (
     analyze_text,
 )
 from novel_desktop.domain.style import StyleProfile
-from novel_desktop.i18n import join_list, tr, tr_n
+from novel_desktop.i18n import join_list, labelled, tr, tr_n
 from novel_desktop.ui.drops import accept_drag, dropped_of
 
 log = logging.getLogger(__name__)
@@ -271,7 +271,7 @@ class StylePage(QWidget):
         self.directives_edit.setPlainText("\n".join(profile.writing_directives))
         self.forbidden_edit.setPlainText("\n".join(profile.forbidden_words))
         self.speech_edit.setPlainText(
-            "\n".join(f"{who}：{how}" for who, how in profile.character_speech_patterns.items())
+            "\n".join(labelled(who, how) for who, how in profile.character_speech_patterns.items())
         )
         metrics = self._extra.get("metrics") if isinstance(self._extra.get("metrics"), dict) else {}
         for key, _label, fmt in METRIC_LABELS:

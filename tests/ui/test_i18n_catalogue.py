@@ -105,7 +105,7 @@ def test_counted_labels_at_one_and_two(english: None) -> None:
         for n in (1, 2):
             text = i18n.tr_n(key, n)
             slots = _slots(text)
-            values = {slot: n for slot in slots}
+            values = dict.fromkeys(slots, n)
             shown = text.format(**values) if all(s.isidentifier() for s in slots) else text
             if n == 1:
                 assert not re.search(r"\b1\s+(?:[a-z-]+\s+)?(" + NOUNS + r")\b", shown), (key, shown)
@@ -144,15 +144,32 @@ def test_every_counted_call_in_the_code_has_a_singular() -> None:
 
 
 def test_no_chinese_punctuation_is_joined_around_translated_text() -> None:
-    """Separators built in ui/ and controllers/ come from tr() (i18n.join_list, tr("，")...), so English text
-    never carries a full-width 、，；： between translated parts."""
+    """Separators built in ui/ and controllers/ come from tr() (i18n.join_list, paren, labelled, tr("：")...),
+    so English text never carries a full-width 、，；：（） between translated parts."""
     joins = re.compile(
         r"""["'][、，；：　]["']\s*\.join|\+\s*["'][、，；：　]["']|["'][、，；：　]["']\s*\+"""
     )
+    formatted = re.compile(
+        r"""\bf"[^"]*[（）：，；、「」【】　][^"]*"|\bf'[^']*[（）：，；、「」【】　][^']*'"""
+    )
+    #: The search hit marked inside the novel's own (Chinese) text, not UI text.
+    allowed = {"find_replace.py": "【{m.group(0)}】"}
     found: list[str] = []
     for folder in ("ui", "controllers"):
         for path in (ROOT / "novel_desktop" / folder).rglob("*.py"):
             for number, line in enumerate(path.read_text("utf-8").splitlines(), 1):
-                if joins.search(line) and not line.lstrip().startswith("#"):
+                if line.lstrip().startswith("#") or allowed.get(path.name, "\0") in line:
+                    continue
+                if joins.search(line) or formatted.search(line):
                     found.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
     assert found == []
+
+
+def test_brackets_and_labels_in_english(english: None) -> None:
+    assert i18n.paren("main_arc") == " (main_arc)"
+    assert i18n.labelled("F-001", "the jade") == "F-001: the jade"
+
+
+def test_brackets_and_labels_in_chinese() -> None:
+    assert i18n.paren("main_arc") == "（main_arc）"
+    assert i18n.labelled("F-001", "残玉") == "F-001：残玉"
