@@ -14,7 +14,7 @@ from typing import Any
 
 from PySide6.QtCharts import QBarCategoryAxis, QBarSet, QChart, QChartView, QHorizontalBarSeries, QValueAxis
 from PySide6.QtCore import QMargins, Qt, SignalInstance
-from PySide6.QtGui import QColor, QFont, QPainter
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter
 from PySide6.QtWidgets import (
     QComboBox,
     QFrame,
@@ -340,8 +340,12 @@ class ChapterReportMixin:
         series.attachAxis(values)
         view = QChartView(chart)
         view.setRenderHint(QPainter.RenderHint.Antialiasing)
-        view.setMinimumHeight(300)
-        view.setMaximumHeight(340)
+        # QtCharts elides a category's name once it is taller than about 2/3 of its band: the chart grows with
+        # the font (150% scale) so every dimension's name shows whole.
+        line = QFontMetrics(categories.labelsFont()).height()
+        tall = max(300, int(len(names) * line * 1.6) + 4 * line)
+        view.setMinimumHeight(tall)
+        view.setMaximumHeight(tall + 40)
         view.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         view.setAccessibleName(tr("各维度得分图"))
         self.bar_set = bars

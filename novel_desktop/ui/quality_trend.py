@@ -125,7 +125,9 @@ class NovelTrendMixin:
             s.attachAxis(y_axis)
         view = QChartView(chart)
         view.setRenderHint(QPainter.RenderHint.Antialiasing)
-        view.setMinimumHeight(220)
+        # Tall enough for the title, tick labels, axis title and legend at a large font (150%): squeezed,
+        # QtCharts elides them all to "...".
+        view.setMinimumHeight(max(220, view.fontMetrics().height() * 14))
         return view
 
     def _build_trend(self) -> None:

@@ -15,6 +15,7 @@ from novel_desktop import i18n
 from novel_desktop.config import AppSettings
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.ui.main_window import MainWindow
+from novel_desktop.ui.quality_panel import QualityPanel
 from tests.ui.labels import clipped
 from tests.ui.shots import save_shot
 
@@ -86,6 +87,12 @@ def test_the_views_of_a_novel_fit(
     win.open_chapter(1)
     win.quality_dock.show()
     problems += _check(qapp, win, "editor", scale)
+    panel = win.quality_panel
+    assert isinstance(panel, QualityPanel)
+    panel.show_novel()  # the whole novel's trend charts (built on a timer)
+    qtbot.wait(300)
+    problems += _check(qapp, win, f"quality-trends-{size[0]}", scale)
+    panel.show_chapter(1)
     for view in ("outline", "storylines", "foreshadowing", "analytics"):
         win.open_view(view)
         problems += _check(qapp, win, f"{view}-{size[0]}", scale)
