@@ -12,6 +12,7 @@ from PySide6.QtGui import QFontMetrics
 from PySide6.QtGui import Qt as GuiQt
 from PySide6.QtWidgets import (
     QAbstractButton,
+    QAbstractScrollArea,
     QCheckBox,
     QGroupBox,
     QHeaderView,
@@ -208,8 +209,24 @@ def clipped(root: QWidget) -> list[str]:
             problems += _header(widget)
         elif isinstance(widget, QChartView):
             problems += _chart(widget)
+        if isinstance(widget, (QLabel, QAbstractButton)) and not problems and _cut_by_parent(widget):
+            problems.append(f"{type(widget).__name__} {widget.text()!r}: cut off by its container")
         out += [f"{where}: {p}" for p in problems]
     return out
+
+
+def _cut_by_parent(widget: QWidget) -> bool:
+    """A label or button whose own width is enough but whose container shows only part of it (a row of
+    labels wider than its panel). Inside a scroll area the rest is a scroll away: not counted."""
+    w = widget.parentWidget()
+    while w is not None:
+        if isinstance(w, QAbstractScrollArea) or w.objectName() == "qt_scrollarea_viewport":
+            return False
+        w = w.parentWidget()
+    if not widget.text() or isinstance(widget, QTabBar):
+        return False
+    shown = widget.visibleRegion().boundingRect()
+    return shown.width() + SLACK < widget.width() and not shown.isEmpty()
 
 
 def _where(widget: QWidget) -> str:

@@ -121,3 +121,38 @@ def test_the_ask_dialog_fits(qtbot: QtBot, qapp: QApplication, scale: float) -> 
     qtbot.addWidget(dialog)
     dialog.show()
     assert _check(qapp, dialog, "ask", scale) == []
+
+
+def test_the_measure_finds_what_is_clipped(qtbot: QtBot, qapp: QApplication) -> None:
+    """The checker itself: a button narrower than its text, a label cut off by its panel, a column narrower
+    than its title and a check box are found; the same widgets with room are not."""
+    from PySide6.QtWidgets import QCheckBox, QLabel, QPushButton, QTableWidget
+
+    from tests.ui.labels import clipped
+
+    root = QWidget()
+    qtbot.addWidget(root)
+    root.resize(400, 300)
+    button = QPushButton("Continue writing the next chapter", root)
+    button.setGeometry(0, 0, 60, 30)
+    panel = QWidget(root)
+    panel.setGeometry(0, 40, 80, 30)
+    label = QLabel("A label wider than its panel", panel)
+    label.setGeometry(0, 0, 300, 30)
+    box = QCheckBox("Remember this choice", root)
+    box.setGeometry(0, 80, 50, 30)
+    table = QTableWidget(1, 2, root)
+    table.setGeometry(0, 120, 380, 150)
+    table.setHorizontalHeaderLabels(["A long column title", "B"])
+    table.horizontalHeader().resizeSection(0, 40)
+    root.show()
+    _settle(qapp)
+    found = "\n".join(clipped(root))
+    for text in ("Continue writing", "A label wider", "Remember this", "A long column title"):
+        assert text in found
+    button.setGeometry(0, 0, 380, 30)
+    panel.setGeometry(0, 40, 380, 30)
+    box.setGeometry(0, 80, 380, 30)
+    table.horizontalHeader().resizeSection(0, 250)
+    _settle(qapp)
+    assert clipped(root) == []
