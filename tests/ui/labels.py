@@ -175,7 +175,9 @@ def _chart(view: QChartView) -> list[str]:
             # in a 35 px band is elided, in a 38 px band drawn whole).
             band = area.height() / len(axis.categories())
             if fm.height() * 1.5 > band:
-                out.append(f"axis labels {axis.categories()[:2]}…: {fm.height()} px tall in a {band:.0f} px band")
+                out.append(
+                    f"axis labels {axis.categories()[:2]}…: {fm.height()} px tall in a {band:.0f} px band"
+                )
         else:
             room = int(area.width() / len(axis.categories()))
         if widest > room + SLACK:
