@@ -181,11 +181,13 @@ class ContractForm(QWidget):
         self.objectives.horizontalHeader().setSectionResizeMode(
             self.OBJ_DESCRIPTION, QHeaderView.ResizeMode.Stretch
         )
-        # Squeezed, the stretched description fell to the header's minimum section size, below its own title.
+        # Squeezed, the stretched description gets the header's minimum section size (a little room left) or
+        # its default size (none): neither may be less than its own title.
         header = self.objectives.horizontalHeader()
         margin = 2 * header.style().pixelMetric(QStyle.PixelMetric.PM_HeaderMargin, None, header) + 8
         title = header.fontMetrics().horizontalAdvance(tr("描述")) + margin
         header.setMinimumSectionSize(max(header.minimumSectionSize(), title))
+        header.setDefaultSectionSize(max(header.defaultSectionSize(), title))
         form.addWidget(self.objectives.with_buttons(self._add_objective))
 
         form.addWidget(_section_label(tr("后置条件")))

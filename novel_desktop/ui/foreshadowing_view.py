@@ -321,10 +321,11 @@ class ForeshadowingView(QWidget):
         # and the tooltip show it whole).
         header.setSectionResizeMode(ForeshadowingModel.COL_NOTE, QHeaderView.ResizeMode.Interactive)
         header.resizeSection(ForeshadowingModel.COL_NOTE, 160)
-        # The description takes what is left; with nothing left a stretched section falls back to the default
-        # size, never less than its header here (English at 150% left "Description" clipped).
+        # The description takes what is left: a little left, a stretched section gets the minimum section size;
+        # none, the default size. Neither is less than its header here (English "Description" was clipped).
         margin = 2 * header.style().pixelMetric(QStyle.PixelMetric.PM_HeaderMargin, None, header)
         need = header.fontMetrics().horizontalAdvance(tr("描述", ONE)) + margin + 8
+        header.setMinimumSectionSize(max(header.minimumSectionSize(), need))
         header.setDefaultSectionSize(max(header.defaultSectionSize(), need))
         self.table.doubleClicked.connect(self._on_table_double_clicked)
         self.table.selectionModel().currentRowChanged.connect(self._on_table_current_changed)
