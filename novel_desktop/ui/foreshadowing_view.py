@@ -321,7 +321,7 @@ class ForeshadowingView(QWidget):
         # and the tooltip show it whole).
         header.setSectionResizeMode(ForeshadowingModel.COL_NOTE, QHeaderView.ResizeMode.Interactive)
         header.resizeSection(ForeshadowingModel.COL_NOTE, 160)
-        # The description takes what is left: a little left, a stretched section gets the minimum section size;
+        # The description takes what is left: a little left, a stretched section gets the minimum size;
         # none, the default size. Neither is less than its header here (English "Description" was clipped).
         margin = 2 * header.style().pixelMetric(QStyle.PixelMetric.PM_HeaderMargin, None, header)
         need = header.fontMetrics().horizontalAdvance(tr("描述", ONE)) + margin + 8
