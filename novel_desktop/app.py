@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from novel_desktop.ui.main_window import MainWindow
 
 APP_NAME = "novel_desktop"
-VIEWS = ("start", "editor", "outline", "storylines", "foreshadowing", "quality", "settings")
+VIEWS = ("start", "editor", "outline", "storylines", "foreshadowing", "quality", "analytics", "settings")
 DEFAULT_SIZE = (1600, 1000)
 
 
@@ -138,7 +138,7 @@ def render_screenshot(
             if view == "quality":
                 window.quality_dock.show()
                 window.resizeDocks([window.quality_dock], [int(size[0] * 0.32)], Qt.Orientation.Horizontal)
-        elif view in ("outline", "storylines", "foreshadowing"):
+        elif view in ("outline", "storylines", "foreshadowing", "analytics"):
             window.open_view(view)
         elif view == "settings":
             from novel_desktop.ui.settings_dialog import SettingsDialog

@@ -26,7 +26,7 @@ from novel_desktop.controllers.pipeline_events import emit_chapter_event
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.domain.novel_ask import AnswerSpec, AnswerSpecInvalid
 from novel_desktop.domain.novel_ask_answers import validate_answer_spec
-from novel_desktop.i18n import tr, tr_phrase, tr_phrases
+from novel_desktop.i18n import paren, tr, tr_phrase, tr_phrases
 from novel_desktop.pipeline.interaction import InteractionManager, InteractionRequest
 from novel_desktop.storage import layout
 
@@ -65,7 +65,7 @@ def _action_retry() -> str:
 
 def _with_cost(lines: list[str], cost_usd: float) -> str:
     text = "\n".join(line for line in lines if line)
-    return text + (f"（${cost_usd:.4f}）" if cost_usd else "")
+    return text + (paren(f"${cost_usd:.4f}") if cost_usd else "")
 
 
 def _rejudged(result: Any) -> str:

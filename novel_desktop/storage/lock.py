@@ -34,7 +34,7 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import DBAPIError
 from sqlmodel import Session
 
-from novel_desktop.i18n import tr
+from novel_desktop.i18n import tr, tr_n
 from novel_desktop.storage.engine import writer
 from novel_desktop.storage.tables import LockRow, MetaRow
 
@@ -82,9 +82,10 @@ class ProjectLocked(Exception):
         self.holder = holder
         self.stale = stale
         hint = (
-            tr("持有者已超过 {minutes} 分钟没有心跳，确认它已退出后可清除：novel unlock <文件>").format(
-                minutes=int(REMOTE_STALE_AFTER.total_seconds() // 60)
-            )
+            tr_n(
+                "持有者已超过 {minutes} 分钟没有心跳，确认它已退出后可清除：novel unlock <文件>",
+                int(REMOTE_STALE_AFTER.total_seconds() // 60),
+            ).format(minutes=int(REMOTE_STALE_AFTER.total_seconds() // 60))
             if stale
             else tr("请先关闭另一个窗口或命令")
         )

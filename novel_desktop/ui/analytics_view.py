@@ -42,7 +42,8 @@ def _chart(title: str) -> tuple[QChart, QChartView]:
     chart.legend().setAlignment(Qt.AlignmentFlag.AlignBottom)
     view = QChartView(chart)
     view.setRenderHint(QPainter.RenderHint.Antialiasing)
-    view.setMinimumHeight(240)
+    # Tall enough for the title, axis labels and legend at a large font (150%), with a plot left to see.
+    view.setMinimumHeight(max(240, view.fontMetrics().height() * 14))
     return chart, view
 
 
@@ -267,7 +268,7 @@ class AnalyticsView(QWidget):
             return
         pipeline = QBarSet(tr("流水线提交"))
         pipeline.setColor(QColor("#4f7fd9"))
-        manual = QBarSet(tr("手改"))
+        manual = QBarSet(tr("手改", "words"))
         manual.setColor(QColor("#ca8a04"))
         for day in days:
             pipeline.append(float(day.pipeline))

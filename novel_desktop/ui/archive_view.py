@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from novel_desktop.domain.records import ArchivedChapter, ArchivedChapterInfo
-from novel_desktop.i18n import tr
+from novel_desktop.i18n import tr, tr_n
 
 _ID = Qt.ItemDataRole.UserRole
 
@@ -130,10 +130,12 @@ class ArchiveView(QDialog):
         self._chapter = chapter
         self.revision.blockSignals(True)
         self.revision.clear()
-        self.revision.addItem(tr("移除时的正文（{n} 字）").format(n=f"{chapter.info.chars:,}"))
+        self.revision.addItem(
+            tr_n("移除时的正文（{n} 字）", chapter.info.chars).format(n=f"{chapter.info.chars:,}")
+        )
         for i, rev in enumerate(chapter.revisions, 1):
             self.revision.addItem(
-                tr("{i}. {kind} · {chars} 字 · {when}").format(
+                tr_n("{i}. {kind} · {chars} 字 · {when}", rev.chars).format(
                     i=i, kind=rev.kind, chars=f"{rev.chars:,}", when=_when(rev.created_at)
                 )
             )

@@ -43,7 +43,7 @@ from novel_desktop.domain.novel_ask import (
     QuestionSpec,
 )
 from novel_desktop.domain.novel_ask_answers import build_answer_spec, validate_answer_spec
-from novel_desktop.i18n import tr
+from novel_desktop.i18n import join_list, tr, tr_n
 from novel_desktop.ui.modal import open_and_wait
 
 ANSWERED_BY = "novel_desktop"
@@ -197,7 +197,7 @@ class _QuestionBox(QGroupBox):
                 # A default outside the labels is an "其他" answer (allowed only with allow_other).
                 self.other_button.setChecked(True)
                 existing = self.other_edit.text()
-                self.other_edit.setText(f"{existing}、{value}" if existing else value)
+                self.other_edit.setText(join_list([existing, value]) if existing else value)
 
     # ------------------------------------------------------------------ reading the answer
     def _other_text(self) -> str:
@@ -265,9 +265,9 @@ class AskDialog(QDialog):
         if len(headers) == 1:
             heading = headers[0]
         elif topic:
-            heading = tr("{topic}（{n} 个问题）").format(topic=tr(topic), n=len(headers))
+            heading = tr_n("{topic}（{n} 个问题）", len(headers)).format(topic=tr(topic), n=len(headers))
         else:
-            heading = tr("需要你的决定（{n} 个问题）").format(n=len(headers))
+            heading = tr_n("需要你的决定（{n} 个问题）", len(headers)).format(n=len(headers))
         title = QLabel(heading)
         font = title.font()
         font.setPointSizeF(font.pointSizeF() * 1.25)

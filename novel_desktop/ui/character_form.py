@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from novel_desktop.domain.characters import Character
-from novel_desktop.i18n import tr
+from novel_desktop.i18n import paren, tr
 from novel_desktop.ui.contract_history import ContractHistoryWidget
 from novel_desktop.ui.payload_table import Column, PayloadForm, RowTable, check_rows
 from novel_desktop.ui.theme import heading_label
@@ -215,7 +215,7 @@ class CharacterForm(PayloadForm):
     def _label(data: dict[str, Any]) -> str:
         name = str(data.get("name") or "").strip() or tr("（未命名）")
         slug = str(data.get("id") or "").strip()
-        return f"{name}（{slug}）" if slug else name
+        return name + paren(slug) if slug else name
 
     def _fill_list(self, select: int) -> None:
         self.character_list.blockSignals(True)

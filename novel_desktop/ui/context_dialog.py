@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 
 from novel_desktop.controllers.context_controller import ContextController, ContextDenied
 from novel_desktop.domain.context_record import ChapterContext, ContextEntry, ContextSection
-from novel_desktop.i18n import tr
+from novel_desktop.i18n import tr, tr_n
 
 _DIM = QColor(140, 140, 140)
 
@@ -95,7 +95,7 @@ class ContextDialog(QDialog):
     def _fill(self, record: ChapterContext) -> None:
         state = tr("（写作中）") if record.in_flight else ""
         self.summary.setText(
-            tr("第{n}章{state}：{count} 次提示词").format(
+            tr_n("第{n}章{state}：{count} 次提示词", len(record.entries)).format(
                 n=record.chapter, state=state, count=len(record.entries)
             )
         )
@@ -121,7 +121,9 @@ class ContextDialog(QDialog):
                 why = section.why
                 mark = status_text(section)
                 if mark:
-                    why = f"【{mark}】{why}" + (f"；{section.note}" if section.note else "")
+                    why = (
+                        tr("【{x}】").format(x=mark) + why + (tr("；") + section.note if section.note else "")
+                    )
                 child = QTreeWidgetItem([section.label, f"{section.tokens:,}", why])
                 child.setToolTip(2, why)
                 if section.status:

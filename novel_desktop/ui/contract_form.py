@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QPushButton,
     QScrollArea,
+    QStyle,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -33,7 +34,7 @@ from PySide6.QtWidgets import (
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.controllers.reader import NovelReader
 from novel_desktop.domain.contracts import ChapterContract
-from novel_desktop.i18n import tr
+from novel_desktop.i18n import ONE, tr
 from novel_desktop.ui.theme import heading_label
 
 # ---------------------------------------------------------------------------------------------- helpers
@@ -89,6 +90,11 @@ class _EditableTable(QTableWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         # The last column holds free text (a value, a status); it takes the spare width.
         header.setStretchLastSection(True)
+        # Never narrower than its column titles side by side (the form scrolls instead): squeezed, a stretched
+        # column fell below its own title (English "Description" read "escriptio").
+        margin = 2 * self.style().pixelMetric(QStyle.PixelMetric.PM_HeaderMargin, None, header) + 8
+        titles = sum(header.fontMetrics().horizontalAdvance(h) + margin for h in headers)
+        self.setMinimumWidth(titles + 2 * self.frameWidth())
 
     def fit_height(self) -> None:
         self.resizeRowsToContents()
@@ -156,7 +162,7 @@ class ContractForm(QWidget):
         top = QFormLayout()
         self.storyline_edit = QLineEdit()
         self.storyline_edit.setPlaceholderText(tr("故事线 id，如 main_arc"))
-        top.addRow(tr("故事线"), self.storyline_edit)
+        top.addRow(tr("故事线", ONE), self.storyline_edit)
         form.addLayout(top)
 
         form.addWidget(_section_label(tr("前置条件")))
@@ -166,7 +172,7 @@ class ContractForm(QWidget):
         pre.addRow(tr("须遵守的世界规则"), self.world_rules_edit)
         form.addLayout(pre)
         form.addWidget(QLabel(tr("开场时的角色状态")))
-        self.pre_states = _EditableTable([tr("角色"), tr("属性"), tr("值")])
+        self.pre_states = _EditableTable([tr("角色", ONE), tr("属性"), tr("值")])
         form.addWidget(self.pre_states.with_buttons(lambda: self._add_row(self.pre_states)))
 
         form.addWidget(_section_label(tr("目标")))
@@ -175,11 +181,18 @@ class ContractForm(QWidget):
         self.objectives.horizontalHeader().setSectionResizeMode(
             self.OBJ_DESCRIPTION, QHeaderView.ResizeMode.Stretch
         )
+        # Squeezed, the stretched description gets the header's minimum section size (a little room left) or
+        # its default size (none): neither may be less than its own title.
+        header = self.objectives.horizontalHeader()
+        margin = 2 * header.style().pixelMetric(QStyle.PixelMetric.PM_HeaderMargin, None, header) + 8
+        title = header.fontMetrics().horizontalAdvance(tr("描述")) + margin
+        header.setMinimumSectionSize(max(header.minimumSectionSize(), title))
+        header.setDefaultSectionSize(max(header.defaultSectionSize(), title))
         form.addWidget(self.objectives.with_buttons(self._add_objective))
 
         form.addWidget(_section_label(tr("后置条件")))
         form.addWidget(QLabel(tr("结束时的角色状态变化")))
-        self.post_states = _EditableTable([tr("角色"), tr("属性"), tr("值")])
+        self.post_states = _EditableTable([tr("角色", ONE), tr("属性"), tr("值")])
         form.addWidget(self.post_states.with_buttons(lambda: self._add_row(self.post_states)))
         form.addWidget(QLabel(tr("伏笔更新")))
         self.foreshadow_updates = _EditableTable([tr("伏笔 ID"), tr("之后的状态")])

@@ -7,7 +7,7 @@ from PySide6.QtWidgets import QLabel, QWidget
 
 from novel_desktop.controllers.costs import CostTotals, novel_cost
 from novel_desktop.controllers.pipeline_controller import PipelineController
-from novel_desktop.i18n import tr
+from novel_desktop.i18n import tr, tr_n
 
 
 def cost_text(total: CostTotals) -> str:
@@ -16,9 +16,9 @@ def cost_text(total: CostTotals) -> str:
 
 
 def cost_tooltip(total: CostTotals) -> str:
-    return tr("{n} 次模型调用 · 输入 {i} · 输出 {o} tokens（含失败、取消和中断的调用）").format(
-        n=total.calls, i=f"{total.total_input_tokens:,}", o=f"{total.output_tokens:,}"
-    )
+    return tr_n(
+        "{n} 次模型调用 · 输入 {i} · 输出 {o} tokens（含失败、取消和中断的调用）", total.calls
+    ).format(n=total.calls, i=f"{total.total_input_tokens:,}", o=f"{total.output_tokens:,}")
 
 
 #: How often the total follows a streaming run (milliseconds).

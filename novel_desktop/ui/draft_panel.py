@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.domain.draft import StagedDraft
-from novel_desktop.i18n import tr
+from novel_desktop.i18n import tr, tr_n
 from novel_desktop.ui import theme
 from novel_desktop.ui.chapter_editor import ChapterEditor
 
@@ -147,7 +147,7 @@ class DraftPanel(QFrame):
     def show_draft(self, draft: StagedDraft) -> None:
         score = f"{draft.score:.1f}" if draft.score is not None else "—"
         self.title.setText(tr("第{n}章 · 暂存稿").format(n=draft.chapter))
-        lines = [tr("{chars} 字 · 评分 {score}").format(chars=draft.chars, score=score)]
+        lines = [tr_n("{chars} 字 · 评分 {score}", draft.chars).format(chars=draft.chars, score=score)]
         if draft.awaiting_author:
             lines.append(tr("评分偏低，等你修改。"))
         elif draft.author_edited and draft.judged_text_changed:

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
     QSplitter,
+    QStyle,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -41,7 +42,7 @@ from novel_desktop.domain.foreshadowing import (
     VolumeForeshadowItem,
     overdue,
 )
-from novel_desktop.i18n import tr
+from novel_desktop.i18n import ONE, join_list, labelled, paren, tr
 from novel_desktop.ui.theme import heading_label
 
 _STATUS_TEXT = {"planned": "计划", "planted": "已埋设", "advanced": "推进中", "resolved": "已回收"}
@@ -135,7 +136,7 @@ class ForeshadowingModel(QAbstractTableModel):
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
     ) -> Any:
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return tr(self.HEADERS[section])
+            return tr(self.HEADERS[section], ONE)  # one item per row: 故事线 is "Storyline"
         return None
 
     def data(self, index: _ModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -191,14 +192,14 @@ class ForeshadowingModel(QAbstractTableModel):
                 return tr("计划 {n}").format(n=item.planned_plant_chapter)
             return ""
         if column == self.COL_ADVANCED:
-            return "、".join(str(n) for n in item.advanced_chapters)
+            return join_list(str(n) for n in item.advanced_chapters)
         if column == self.COL_RESOLVED:
             return "" if item.resolved_chapter is None else str(item.resolved_chapter)
         if column == self.COL_TARGET:
             text = _range_text(item.target_resolve_range)
             if isinstance(item, VolumeForeshadowItem) and item.planned_resolve_chapter is not None:
                 planned = tr("计划 {n}").format(n=item.planned_resolve_chapter)
-                text = f"{text}（{planned}）" if text else planned
+                text = text + paren(planned) if text else planned
             return text
         if column == self.COL_STORYLINE:
             return item.storyline_id or ""
@@ -222,14 +223,14 @@ class ForeshadowingModel(QAbstractTableModel):
 
     def _tooltip(self, row: ForeshadowRow) -> str:
         item = row.item
-        lines = [f"{item.id}：{item.description}"]
+        lines = [labelled(item.id, item.description)]
         if row.overdue_reason:
             lines.append(row.overdue_reason)
         for event in item.history:
             action = tr(_ACTION_TEXT.get(event.action, event.action))
             lines.append(
                 tr("第 {n} 章 {a}").format(n=event.chapter, a=action)
-                + (f"：{event.detail}" if event.detail else "")
+                + (tr("：") + event.detail if event.detail else "")
             )
         return "\n".join(lines)
 
@@ -320,6 +321,12 @@ class ForeshadowingView(QWidget):
         # and the tooltip show it whole).
         header.setSectionResizeMode(ForeshadowingModel.COL_NOTE, QHeaderView.ResizeMode.Interactive)
         header.resizeSection(ForeshadowingModel.COL_NOTE, 160)
+        # The description takes what is left: a little left, a stretched section gets the minimum size;
+        # none, the default size. Neither is less than its header here (English "Description" was clipped).
+        margin = 2 * header.style().pixelMetric(QStyle.PixelMetric.PM_HeaderMargin, None, header)
+        need = header.fontMetrics().horizontalAdvance(tr("描述", ONE)) + margin + 8
+        header.setMinimumSectionSize(max(header.minimumSectionSize(), need))
+        header.setDefaultSectionSize(max(header.defaultSectionSize(), need))
         self.table.doubleClicked.connect(self._on_table_double_clicked)
         self.table.selectionModel().currentRowChanged.connect(self._on_table_current_changed)
         self.table.setToolTip(tr("双击打开章节：点在埋设、推进或回收列上打开那一章，其他列打开最近的一章"))
@@ -400,7 +407,7 @@ class ForeshadowingView(QWidget):
         if overdue_count:
             overdue_text = f"<b style='color:{_OVERDUE_FG.name()}'>{overdue_text}</b>"
         self.summary_label.setText(
-            "　".join(
+            tr("　").join(
                 [
                     tr("未回收 {n}").format(n=open_count),
                     overdue_text,
@@ -463,7 +470,7 @@ class ForeshadowingView(QWidget):
             self.detail.clear()
             return
         item = row.item
-        lines = [f"{item.id}　{item.description}"]
+        lines = [item.id + tr("　") + item.description]
         status = tr(_STATUS_TEXT.get(item.status, item.status))
         scope = {"novel": "全书", "multi_volume": "跨卷", "volume": "本卷"}.get(item.scope or "", "")
         lines.append(
@@ -479,7 +486,7 @@ class ForeshadowingView(QWidget):
             action = tr(_ACTION_TEXT.get(event.action, event.action))
             lines.append(
                 tr("第 {n} 章 {a}").format(n=event.chapter, a=action)
-                + (f"：{event.detail}" if event.detail else "")
+                + (tr("：") + event.detail if event.detail else "")
             )
         self.detail.setPlainText("\n".join(lines))
 

@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
 )
 
 from novel_desktop.domain.text import count_chars
-from novel_desktop.i18n import language, tr
+from novel_desktop.i18n import join_list, language, tr, tr_n
 
 if TYPE_CHECKING:
     from novel_desktop.domain.manuscript import Manuscript, NoteKind, SplitNote, SplitResult
@@ -78,7 +78,7 @@ class ImportPreviewDialog(QDialog):
 
         total = sum(c.chars for c in split.chapters)
         volumes = (
-            tr("{n} 卷").format(n=len(split.volumes))
+            tr_n("{n} 卷", len(split.volumes)).format(n=len(split.volumes))
             if split.volumes
             else tr("没有分卷标题，全部归入第 1 卷")
         )
@@ -184,7 +184,7 @@ class ImportPreviewDialog(QDialog):
             notes = self.split.notes_for(chapter.number)
             labels = dict.fromkeys(tr(_NOTE_LABELS[n.kind]) for n in notes)
             row = QTreeWidgetItem(
-                parent, [chapter.title, f"{chapter.chars:,}", ("⚠ " + "、".join(labels)) if notes else ""]
+                parent, [chapter.title, f"{chapter.chars:,}", ("⚠ " + join_list(labels)) if notes else ""]
             )
             row.setTextAlignment(1, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             row.setData(0, _CHAPTER_ROLE, chapter.number)
@@ -201,7 +201,9 @@ class ImportPreviewDialog(QDialog):
         # In reading order: the whole-file notes first, then chapter by chapter.
         notes = sorted(self.split.notes, key=lambda n: (-1 if n.chapter is None else n.chapter, n.offset))
         self.notes_label.setText(
-            tr("有 {n} 处需要确认：选中一处可定位到它的章节；标题不对可双击修改。").format(n=len(notes))
+            tr_n("有 {n} 处需要确认：选中一处可定位到它的章节；标题不对可双击修改。", len(notes)).format(
+                n=len(notes)
+            )
         )
         for note in notes:
             item = QListWidgetItem(self._note_text(note))
@@ -292,7 +294,7 @@ class ImportPreviewDialog(QDialog):
             self.tree.blockSignals(True)
             row.setText(0, chapter.title)
             row.setText(1, f"{chapter.chars:,}")
-            row.setText(2, ("⚠ " + "、".join(labels)) if labels else tr("已拆回两行"))
+            row.setText(2, ("⚠ " + join_list(labels)) if labels else tr("已拆回两行"))
             if not labels:
                 for column in range(3):
                     row.setBackground(column, QBrush())
@@ -329,7 +331,7 @@ class ImportPreviewDialog(QDialog):
         for label, part in ((tr("第一章之前"), self.split.front_matter), (tr("书末"), self.split.trailing)):
             if part.strip():
                 lines.append(
-                    tr("{label}有 {chars} 字，单独保存、不并入章节：{preview}").format(
+                    tr_n("{label}有 {chars} 字，单独保存、不并入章节：{preview}", count_chars(part)).format(
                         label=label, chars=f"{count_chars(part):,}", preview=_preview(part)
                     )
                 )

@@ -38,7 +38,7 @@ from novel_desktop.controllers.jobs import Job, JobRunner
 from novel_desktop.controllers.pipeline_controller import PipelineController
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.controllers.settings_controller import AppSettings, load_app_settings
-from novel_desktop.i18n import tr
+from novel_desktop.i18n import tr, tr_n
 from novel_desktop.ui.ask_dialog import dialog_asker
 from novel_desktop.ui.chapter_editor import ChapterEditor, ChapterTab
 from novel_desktop.ui.cost_label import CostLabel
@@ -266,7 +266,7 @@ class MainWindow(WindowActions):
         st = self.project.status()
         text = tr("全书 {chapters} 章 · {chars} 字").format(chapters=st.chapters, chars=f"{st.total_chars:,}")
         if st.stale_chapters:
-            text += " · " + tr("{n} 章待重建").format(n=len(st.stale_chapters))
+            text += " · " + tr_n("{n} 章待重建", len(st.stale_chapters)).format(n=len(st.stale_chapters))
         self.novel_label.setText(text)
 
     # ------------------------------------------------------------------ tabs
@@ -490,7 +490,7 @@ class MainWindow(WindowActions):
         self._show_counts(chars, selected)
 
     def _show_counts(self, chars: int, selected: int) -> None:
-        text = tr("本章 {chars} 字").format(chars=f"{chars:,}")
+        text = tr_n("本章 {chars} 字", chars).format(chars=f"{chars:,}")
         if selected:
             text += " · " + tr("选中 {n} 字").format(n=f"{selected:,}")
         self.counts_label.setText(text)

@@ -31,7 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from novel_desktop.domain.proposals import PAYLOAD_MODELS, validate_payload
-from novel_desktop.i18n import tr
+from novel_desktop.i18n import labelled, tr
 
 ColumnKind = Literal["text", "list", "int", "choice"]
 #: How a list cell is typed and shown: items separated by 「；」 (a Chinese exception may contain 「，」).
@@ -370,7 +370,7 @@ def payload_problems(kind: str, payload: dict[str, Any]) -> list[str]:
     try:
         model.model_validate(payload)
     except ValidationError as exc:
-        return [f"{_where(tuple(e.get('loc', ())))}：{_message(e)}" for e in exc.errors()]
+        return [labelled(_where(tuple(e.get("loc", ()))), _message(e)) for e in exc.errors()]
     return validate_payload(kind, payload)
 
 

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from novel_desktop.controllers.pipeline_controller import PipelineController, resumable_stage_name
 from novel_desktop.controllers.pipeline_events import GATE_STAGE, stage_name
-from novel_desktop.i18n import tr
+from novel_desktop.i18n import join_list, tr
 from novel_desktop.ui.chapter_title import StreamHeading, TitleBar
 from novel_desktop.ui.quality_text import GATE_DECISIONS
 from novel_desktop.ui.queue_panel import QueuePanel
@@ -378,7 +378,7 @@ class PipelineDock(QWidget):
         chapter = int(data.get("chapter", 0))
         later = sorted(int(n) for n in (data.get("disagreeing") or {}))
         if later:
-            chapters = "、".join(str(n) for n in later)
+            chapters = join_list(str(n) for n in later)
             self.log(
                 tr("{ch} 重建完成；第 {later} 章可能与修改后的内容不一致，请检查").format(
                     ch=self._chapter_name(chapter), later=chapters

@@ -29,7 +29,7 @@ from novel_desktop.controllers.costs import CostTotals, chapter_costs
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.controllers.reader import ChapterInfo, NovelReader
 from novel_desktop.domain.gate import POLISH_AT
-from novel_desktop.i18n import tr
+from novel_desktop.i18n import tr, tr_n
 from novel_desktop.ui import theme
 
 _ModelIndex = QModelIndex | QPersistentModelIndex
@@ -85,7 +85,7 @@ def chapter_label(info: ChapterInfo) -> str:
 
 
 def chars_text(chars: int) -> str:
-    return tr("{n}字").format(n=f"{chars:,}")
+    return tr_n("{n}字", chars).format(n=f"{chars:,}")
 
 
 def chapter_status(info: ChapterInfo, score: float | None, inflight: int | None) -> str:
@@ -103,7 +103,7 @@ def chapter_cost_text(cost: CostTotals | None) -> str:
     """A chapter's cost for its tooltip (every model call of it, revisions and re-judging included)."""
     if cost is None or not cost.calls:
         return ""
-    return "\n" + tr("花费 ${c:.4f}（{n} 次调用，输入 {i} · 输出 {o} tokens）").format(
+    return "\n" + tr_n("花费 ${c:.4f}（{n} 次调用，输入 {i} · 输出 {o} tokens）", cost.calls).format(
         c=cost.cost_usd, n=cost.calls, i=f"{cost.total_input_tokens:,}", o=f"{cost.output_tokens:,}"
     )
 

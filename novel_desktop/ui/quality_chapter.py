@@ -14,7 +14,7 @@ from typing import Any
 
 from PySide6.QtCharts import QBarCategoryAxis, QBarSet, QChart, QChartView, QHorizontalBarSeries, QValueAxis
 from PySide6.QtCore import QMargins, Qt, SignalInstance
-from PySide6.QtGui import QColor, QFont, QPainter
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter
 from PySide6.QtWidgets import (
     QComboBox,
     QFrame,
@@ -38,7 +38,7 @@ from novel_desktop.domain.evaluation import (
     Violation,
     split_risk_flag,
 )
-from novel_desktop.i18n import tr
+from novel_desktop.i18n import join_list, paren, tr
 from novel_desktop.ui.quality_text import (
     BAD,
     CONFIDENCE,
@@ -222,7 +222,7 @@ class ChapterReportMixin:
             for flag in ev.risk_flags:
                 kind, detail = split_risk_flag(flag)
                 shown = tr(RISK_KINDS.get(kind, kind))
-                label = plain_label(f"⚠ {shown}" + (f"：{detail}" if detail else ""))
+                label = plain_label(f"⚠ {shown}" + (tr("：") + detail if detail else ""))
                 label.setStyleSheet(f"color: {MID};")
                 label.setToolTip(flag)
                 body.addWidget(label)
@@ -233,7 +233,9 @@ class ChapterReportMixin:
             body.addWidget(muted(tr("点击一条修改意见可在正文中定位它指向的段落。")))
             for fix in ev.required_fixes:
                 label = ClickableLabel(
-                    f"<b>{html.escape(tr('位置'))}</b>：{quote_html(fix.target)}<br>{html.escape(fix.instruction)}"
+                    f"<b>{html.escape(tr('位置'))}</b>"
+                    + tr("：")
+                    + f"{quote_html(fix.target)}<br>{html.escape(fix.instruction)}"
                 )
                 label.setStyleSheet(FIX_STYLE)
                 label.setToolTip(tr("在正文中定位这一段"))
@@ -294,7 +296,7 @@ class ChapterReportMixin:
         if abs(computed - float(ev.overall)) >= 0.05:
             extra.append(tr("按权重复算为 {s:.2f}").format(s=computed))
         if extra:
-            facts.addWidget(muted("；".join(extra)))
+            facts.addWidget(muted(tr("；").join(extra)))
         row.addSpacing(12)
         row.addLayout(facts, 1)
         self._body.addLayout(row)
@@ -338,8 +340,12 @@ class ChapterReportMixin:
         series.attachAxis(values)
         view = QChartView(chart)
         view.setRenderHint(QPainter.RenderHint.Antialiasing)
-        view.setMinimumHeight(300)
-        view.setMaximumHeight(340)
+        # QtCharts elides a category's name once it is taller than about 2/3 of its band: the chart grows with
+        # the font (150% scale) so every dimension's name shows whole.
+        line = QFontMetrics(categories.labelsFont()).height()
+        tall = max(300, int(len(names) * line * 1.6) + 4 * line)
+        view.setMinimumHeight(tall)
+        view.setMaximumHeight(tall + 40)
         view.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         view.setAccessibleName(tr("各维度得分图"))
         self.bar_set = bars
@@ -397,7 +403,7 @@ class ChapterReportMixin:
         elif broken:
             summary = plain_label(
                 tr("{k} / {total} 项未通过：{ids}").format(
-                    k=len(broken), total=len(results), ids="、".join(broken)
+                    k=len(broken), total=len(results), ids=join_list(broken)
                 )
             )
             summary.setStyleSheet(f"color: {BAD};")
@@ -417,7 +423,7 @@ class ChapterReportMixin:
                     f"<span style='color:{color}'>{mark}</span>&nbsp;{html.escape(rule)}"
                     + ("" if ok else f"&nbsp;<span style='color:{color}'>{html.escape(tr('违规'))}</span>")
                 )
-            label = plain_label(f"<b>{html.escape(title)}</b>：" + "　".join(chips))
+            label = plain_label(f"<b>{html.escape(title)}</b>" + tr("：") + tr("　").join(chips))
             label.setTextFormat(Qt.TextFormat.RichText)
             self._body.addWidget(label)
 
@@ -448,8 +454,8 @@ class ChapterReportMixin:
         blocking = v.confidence == "high"
         text = (
             f"<span style='color:{BAD}'>✗</span> <b>{html.escape(v.rule_id)}</b>"
-            f"（{html.escape(confidence)}{html.escape(tr('，强制修订')) if blocking else ''}）"
-            f" {html.escape(v.description)}"
+            + paren(html.escape(confidence) + (html.escape(tr("，强制修订")) if blocking else ""))
+            + f" {html.escape(v.description)}"
         )
         if not v.evidence:
             label = plain_label(text)

@@ -70,7 +70,7 @@ class QualityPanel(ChapterReportMixin, NovelTrendMixin, QWidget):
         self.tabs = QTabWidget()
         outer.addWidget(self.tabs)
         self.tabs.addTab(self._build_chapter_tab(), tr("本章"))
-        self.tabs.addTab(self._build_novel_tab(), tr("全书"))
+        self.tabs.addTab(self._build_novel_tab(), tr("全书", "tab"))
         self._connect()
         if defer_first:
             # The window shows the last chapter's report at once (show_chapter), which makes this re-read

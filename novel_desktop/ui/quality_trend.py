@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 from novel_desktop.controllers.analysis_controller import AiPhraseCounter
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.domain.gate import PASS_AT, POLISH_AT
-from novel_desktop.i18n import tr
+from novel_desktop.i18n import tr, tr_n
 from novel_desktop.ui.quality_text import GOOD, MID, muted, plain_label
 
 #: Chapters scanned per event-loop turn at most, and the time one turn may take.
@@ -125,7 +125,9 @@ class NovelTrendMixin:
             s.attachAxis(y_axis)
         view = QChartView(chart)
         view.setRenderHint(QPainter.RenderHint.Antialiasing)
-        view.setMinimumHeight(220)
+        # Tall enough for the title, tick labels, axis title and legend at a large font (150%): squeezed,
+        # QtCharts elides them all to "...".
+        view.setMinimumHeight(max(220, view.fontMetrics().height() * 14))
         return view
 
     def _build_trend(self) -> None:
@@ -147,8 +149,9 @@ class NovelTrendMixin:
             worst = min(self.trend, key=lambda p: p.overall)
             below = sum(1 for s in scores if s < POLISH_AT)
             self.trend_summary.setText(
-                tr(
-                    "已评审 {k} 章，平均 {avg:.2f}；最低为第 {n} 章 {low:.2f}；低于 {line} 的 {below} 章。"
+                tr_n(
+                    "已评审 {k} 章，平均 {avg:.2f}；最低为第 {n} 章 {low:.2f}；低于 {line} 的 {below} 章。",
+                    len(scores),
                 ).format(
                     k=len(scores),
                     avg=sum(scores) / len(scores),
@@ -215,7 +218,9 @@ class NovelTrendMixin:
         if self._scan_queue:
             scanned = self._scan_total - len(self._scan_queue)
             self.ai_status.setText(
-                tr("正在统计 AI 高频词：{k} / {total} 章").format(k=scanned, total=self._scan_total)
+                tr_n("正在统计 AI 高频词：{k} / {total} 章", self._scan_total).format(
+                    k=scanned, total=self._scan_total
+                )
             )
             self._scan_timer.start()
             return
@@ -223,7 +228,9 @@ class NovelTrendMixin:
         self._counter = None
         self.ai_scan_done = True
         if self.ai_hits and not any(self.ai_hits.values()):
-            self.ai_status.setText(tr("AI 高频词：{k} 章正文中都没有发现。").format(k=len(self.ai_hits)))
+            self.ai_status.setText(
+                tr_n("AI 高频词：{k} 章正文中都没有发现。", len(self.ai_hits)).format(k=len(self.ai_hits))
+            )
         elif self.ai_hits:
             values = list(self.ai_hits.values())
             self.ai_status.setText(

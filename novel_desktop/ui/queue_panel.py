@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from novel_desktop.controllers.pipeline_controller import PipelineController
 from novel_desktop.controllers.pipeline_events import GATE_STAGE
-from novel_desktop.i18n import tr
+from novel_desktop.i18n import labelled, tr, tr_n
 
 #: The steps of a queued chapter's bar, and the pipeline stages each covers.
 QUEUE_STEPS: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -74,7 +74,7 @@ class QueueRow:
 
     def set_state(self, state: str, step: int | None = None, reason: str = "") -> None:
         self.state, self.reason = state, reason
-        shown = tr(state) + (f"：{reason}" if reason else "")
+        shown = labelled(tr(state), reason) if reason else tr(state)
         metrics = self.state_label.fontMetrics()
         self.state_label.setText(metrics.elidedText(shown, Qt.TextElideMode.ElideRight, STATE_WIDTH))
         self.state_label.setToolTip(reason)
@@ -137,7 +137,7 @@ class QueuePanel(QWidget):
         self.clear()
         for chapter in range(first, first + count):
             self._row(chapter)
-        self.title.setText(tr("续写队列：{n} 章").format(n=count))
+        self.title.setText(tr_n("续写队列：{n} 章", count).format(n=count))
         line = self.fontMetrics().height() + 8
         self.rows_area.setFixedHeight(min(count, VISIBLE_ROWS) * line + 4)
         self.show()
@@ -261,7 +261,7 @@ class QueueNotifier:
             self._tray.show()
             self._tray.showMessage(title, text, QSystemTrayIcon.MessageIcon.Information, 10000)
         else:
-            self.window.statusBar().showMessage(f"{title}：{text}", 20000)
+            self.window.statusBar().showMessage(labelled(title, text), 20000)
 
     # ------------------------------------------------------------------ slots
     def _on_pipeline_running_changed(self, running: bool) -> None:
@@ -296,7 +296,7 @@ class QueueNotifier:
             return  # the author was told why the queue stopped
         self.notify(
             tr("续写结束"),
-            tr("写完 {n}/{m} 章，花费 ${c:.4f}").format(
+            tr_n("写完 {n}/{m} 章，花费 ${c:.4f}", p.requested_chapters).format(
                 n=self._written, m=p.requested_chapters, c=sum(self._cost.values())
             ),
         )

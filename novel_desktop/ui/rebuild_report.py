@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from novel_desktop.i18n import tr
+from novel_desktop.i18n import join_list, tr
 
 
 def _by_chapter(data: Any) -> dict[int, list[str]]:
@@ -42,7 +42,7 @@ class RebuildReportDialog(QDialog):
         self.changes = _by_chapter(report.get("changes"))
         self.cascade = _by_chapter(report.get("disagreeing"))
         start = int(report.get("chapter") or 0)
-        again = "、".join(str(n) for n in report.get("resummarized") or [start])
+        again = join_list(str(n) for n in report.get("resummarized") or [start])
 
         layout = QVBoxLayout(self)
         lines = [

@@ -32,7 +32,7 @@ from PySide6.QtWidgets import (
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.controllers.reader import RevisionInfo
 from novel_desktop.domain.text import count_chars
-from novel_desktop.i18n import tr
+from novel_desktop.i18n import tr, tr_n
 
 KIND_LABELS = {
     "draft": "草稿",
@@ -100,7 +100,9 @@ def diff_html(old: str, new: str) -> str:
             if len(run) > 2 * CONTEXT + 1:
                 for p in run[:CONTEXT]:
                     para(html.escape(p))
-                folded = tr("…… 省略 {n} 段相同内容 ……").format(n=len(run) - 2 * CONTEXT)
+                folded = tr_n("…… 省略 {n} 段相同内容 ……", len(run) - 2 * CONTEXT).format(
+                    n=len(run) - 2 * CONTEXT
+                )
                 para(html.escape(folded), "color:#999;text-align:center;")
                 for p in run[-CONTEXT:]:
                     para(html.escape(p))

@@ -55,7 +55,7 @@ from novel_desktop.controllers.settings_controller import (
     save_settings_and_language,
     stored_key,
 )
-from novel_desktop.i18n import tr
+from novel_desktop.i18n import ONE, join_list, tr
 from novel_desktop.ui.agent_names import ROLE_NAMES
 from novel_desktop.ui.provider_notes import base_url_note, key_note, needs_key, with_note
 from novel_desktop.ui.session_key import offer_session_key
@@ -219,7 +219,7 @@ class SettingsDialog(QDialog):
         note.setStyleSheet(_NOTE_STYLE)
         layout.addWidget(note)
         self.models_table = QTableWidget(len(ROLE_NAMES), 2)
-        self.models_table.setHorizontalHeaderLabels([tr("智能体"), tr("模型")])
+        self.models_table.setHorizontalHeaderLabels([tr("智能体"), tr("模型", ONE)])
         self.models_table.verticalHeader().setVisible(False)
         header = self.models_table.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Fixed)
@@ -251,7 +251,9 @@ class SettingsDialog(QDialog):
         note.setStyleSheet(_NOTE_STYLE)
         layout.addWidget(note)
         self.prices_table = QTableWidget(0, 1 + len(PRICE_FIELDS))
-        self.prices_table.setHorizontalHeaderLabels([tr("模型")] + [tr(label) for _, label in PRICE_FIELDS])
+        self.prices_table.setHorizontalHeaderLabels(
+            [tr("模型", ONE)] + [tr(label) for _, label in PRICE_FIELDS]
+        )
         self.prices_table.verticalHeader().setVisible(False)
         self.prices_table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         header = self.prices_table.horizontalHeader()
@@ -422,7 +424,7 @@ class SettingsDialog(QDialog):
             {m for m in self.models().values() if m and m not in known and needs_key(self.provider)}
         )
         self.missing_price_label.setText(
-            tr("这些模型没有价格，花费会按 0 计：{models}").format(models="、".join(missing))
+            tr("这些模型没有价格，花费会按 0 计：{models}").format(models=join_list(missing))
             if missing
             else ""
         )

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from novel_desktop.controllers.project_controller import ProjectController
-from novel_desktop.i18n import tr, tr_phrase, tr_phrases
+from novel_desktop.i18n import tr, tr_n, tr_phrase, tr_phrases
 
 COLUMN_WIDTH = 720
 #: The guide's cards (the window's theme styles the rest of the page by object name).
@@ -230,7 +230,9 @@ class StartPage(QScrollArea):
                 parts.append(tr("平均分 {score:.2f}").format(score=status.mean_score))
             parts.append(tr("未回收伏笔 {n}").format(n=status.open_foreshadowing))
             if status.stale_chapters:
-                parts.append(tr("{n} 章待重建").format(n=len(status.stale_chapters)))
+                parts.append(
+                    tr_n("{n} 章待重建", len(status.stale_chapters)).format(n=len(status.stale_chapters))
+                )
             self.subtitle.setText(" · ".join(parts))
         else:
             self.subtitle.setText(tr("一卷一卷写长篇：大纲、续写、质量评审、故事线和伏笔，一处看全。"))

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QFileDialog, QInputDialog, QLineEdit, QMainWindow,
 from novel_desktop.controllers.pipeline_controller import PipelineController
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.controllers.suggestions_controller import SuggestionsController
-from novel_desktop.i18n import tr
+from novel_desktop.i18n import paren, tr
 from novel_desktop.ui import alerts
 
 #: A storyline id as the seed writes them (``main_arc``, ``sect_war``).
@@ -145,7 +145,7 @@ class StoryActions(QObject):
             slug = path.rsplit("/", 1)[-1].removesuffix(".json")
             data = self.project.document_json(path)
             name = str(data.get("name") or slug) if isinstance(data, dict) else slug
-            out[f"{name}（{slug}）"] = slug
+            out[name + paren(slug)] = slug
         return out
 
     def retire_character(self) -> None:

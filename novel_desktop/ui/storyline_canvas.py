@@ -26,7 +26,7 @@ from PySide6.QtWidgets import QScrollArea, QToolTip, QWidget
 from novel_desktop.controllers.reader import ChapterPlan
 from novel_desktop.domain.outline import outline_field
 from novel_desktop.domain.storylines import ConvergenceEvent
-from novel_desktop.i18n import tr
+from novel_desktop.i18n import join_list, paren, tr
 
 #: One colour per storyline, in row order; chosen to stay apart for the colour-blind and on grey.
 PALETTE = ("#3b7dd8", "#d9822b", "#2e9e6a", "#a05fc7", "#c8464b", "#1f9aa8", "#8c7a3b", "#d35a9e")
@@ -365,9 +365,9 @@ class SwimlaneCanvas(QWidget):
         if column is None:
             if row is not None and row >= 0:
                 lane = self.lanes[row]
-                lines = [f"{lane.name}（{lane.storyline_id}）"]
+                lines = [lane.name + paren(lane.storyline_id)]
                 if lane.pov_characters:
-                    lines.append(tr("视角人物：{p}").format(p="、".join(lane.pov_characters)))
+                    lines.append(tr("视角人物：{p}").format(p=join_list(lane.pov_characters)))
                 return "\n".join(lines)
             return ""
         plan = self.chapters[column]
@@ -384,7 +384,7 @@ class SwimlaneCanvas(QWidget):
             lines.append(tr("（未写）") + (f" {conflict}" if conflict else ""))
         for event in self.events:
             if event.covers(plan.number):
-                involved = "、".join(event.involved_storylines)
+                involved = join_list(event.involved_storylines)
                 lines.append(
                     tr("交汇：{who}").format(who=involved) + (f" — {event.trigger}" if event.trigger else "")
                 )

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.controllers.reader import ChapterPlan, NovelReader
 from novel_desktop.domain.storylines import StorylineSchedule, StorylinesFile
-from novel_desktop.i18n import tr
+from novel_desktop.i18n import ONE, join_list, paren, tr
 from novel_desktop.ui.storyline_canvas import (
     DORMANT,
     PALETTE,
@@ -95,7 +95,7 @@ class StorylineView(QWidget):
         layout.addWidget(self.plan_heading)
         self.plan_table = QTableWidget(0, 6)
         self.plan_table.setHorizontalHeaderLabels(
-            [tr("故事线"), tr("本卷角色"), tr("计划章数"), tr("大纲中"), tr("已写"), tr("本卷目标")]
+            [tr("故事线", ONE), tr("本卷角色"), tr("计划章数"), tr("大纲中"), tr("已写"), tr("本卷目标")]
         )
         self.plan_table.verticalHeader().setVisible(False)
         self.plan_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -141,12 +141,12 @@ class StorylineView(QWidget):
             tr("{c} 章 · {l} 条故事线 · {e} 处交汇").format(c=len(chapters), l=len(lanes), e=len(events))
         )
         if schedule and schedule.dormant_storylines:
-            parts.append(tr("休眠：{ids}").format(ids="、".join(schedule.dormant_storylines)))
-        self.subheading.setText("　".join(parts))
+            parts.append(tr("休眠：{ids}").format(ids=join_list(schedule.dormant_storylines)))
+        self.subheading.setText(tr("　").join(parts))
         self.events_label.setText(
             "\n".join(
                 tr("交汇 第 {a}–{b} 章：{who}").format(
-                    a=e.chapter_range[0], b=e.chapter_range[1], who="、".join(e.involved_storylines)
+                    a=e.chapter_range[0], b=e.chapter_range[1], who=join_list(e.involved_storylines)
                 )
                 + (f" — {e.trigger}" if e.trigger else "")
                 for e in events
@@ -203,9 +203,9 @@ class StorylineView(QWidget):
             on_line = [plan for plan in chapters if plan.storyline_id == lane.storyline_id]
             role = tr(ROLE_TEXT.get(lane.role, lane.role)) if lane.role else tr("本卷未安排")
             if lane.status != "active":
-                role += f"（{tr(STATUS_TEXT.get(lane.status, lane.status))}）"
+                role += paren(tr(STATUS_TEXT.get(lane.status, lane.status)))
             values = [
-                f"{lane.name}（{lane.storyline_id}）",
+                lane.name + paren(lane.storyline_id),
                 role,
                 str(entry.target_chapters) if entry else "—",
                 str(len(on_line)),

@@ -43,7 +43,7 @@ from novel_desktop.controllers.style_controller import (
     analyze_text,
 )
 from novel_desktop.domain.style import StyleProfile
-from novel_desktop.i18n import tr
+from novel_desktop.i18n import join_list, labelled, tr, tr_n
 from novel_desktop.ui.drops import accept_drag, dropped_of
 
 log = logging.getLogger(__name__)
@@ -271,7 +271,7 @@ class StylePage(QWidget):
         self.directives_edit.setPlainText("\n".join(profile.writing_directives))
         self.forbidden_edit.setPlainText("\n".join(profile.forbidden_words))
         self.speech_edit.setPlainText(
-            "\n".join(f"{who}：{how}" for who, how in profile.character_speech_patterns.items())
+            "\n".join(labelled(who, how) for who, how in profile.character_speech_patterns.items())
         )
         metrics = self._extra.get("metrics") if isinstance(self._extra.get("metrics"), dict) else {}
         for key, _label, fmt in METRIC_LABELS:
@@ -372,7 +372,7 @@ class StylePage(QWidget):
     def analyze(self, paths: Sequence[str]) -> None:
         """Measure the samples and show the profile (as a job of the runner when there is one)."""
         files = list(paths)
-        self._measure("、".join(Path(p).name for p in files), lambda: analyze_samples(files))
+        self._measure(join_list(Path(p).name for p in files), lambda: analyze_samples(files))
 
     def _measure(self, names: str, work: Callable[[], SampleAnalysis]) -> None:
         if self._analyzing:
@@ -415,8 +415,8 @@ class StylePage(QWidget):
             )
         self.set_profile(profile)
         self._set_status(
-            tr("已根据 {names}（共 {chars} 字）生成文风档案。检查、修改后点“保存”。").format(
-                names="、".join(result.files), chars=f"{result.chars:,}"
+            tr_n("已根据 {names}（共 {chars} 字）生成文风档案。检查、修改后点“保存”。", result.chars).format(
+                names=join_list(result.files), chars=f"{result.chars:,}"
             ),
             "ok",
         )

@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 
 from novel_desktop.controllers.suggestions_controller import ChapterSuggestions, SuggestionsController
 from novel_desktop.domain.suggestions import ChapterSuggestion
-from novel_desktop.i18n import tr
+from novel_desktop.i18n import tr, tr_n
 from novel_desktop.ui import alerts
 
 OLD_STYLE = "background:#fbe3e1;color:#8a1f17;text-decoration:line-through;"
@@ -146,7 +146,9 @@ class SuggestionsView(QWidget):
         self.title.setStyleSheet("font-weight:bold;")
         box.addWidget(self.title)
         if data.dropped:
-            note = QLabel(tr("{n} 条建议在正文中找不到原文，已忽略").format(n=len(data.dropped)))
+            note = QLabel(
+                tr_n("{n} 条建议在正文中找不到原文，已忽略", len(data.dropped)).format(n=len(data.dropped))
+            )
             note.setToolTip("\n".join(data.dropped))
             note.setStyleSheet("color:#8a6d1f;")
             box.addWidget(note)

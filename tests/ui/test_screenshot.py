@@ -24,7 +24,9 @@ def _distinct_colours(image: QImage) -> int:
     return len(colours)
 
 
-@pytest.mark.parametrize("view", ["start", "editor", "outline", "storylines", "quality", "settings"])
+@pytest.mark.parametrize(
+    "view", ["start", "editor", "outline", "storylines", "quality", "analytics", "settings"]
+)
 def test_each_view_renders_at_the_given_size(
     qapp: QApplication, seed_novel: Path, tmp_path: Path, view: str
 ) -> None:
@@ -32,6 +34,34 @@ def test_each_view_renders_at_the_given_size(
     image = QImage(str(out))
     assert (image.width(), image.height()) == (1366, 768)
     assert _distinct_colours(image) > 8
+
+
+def test_an_english_screenshot_shows_the_window_in_english(
+    qapp: QApplication, seed_novel: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--lang en`` (docs/make-screenshots.sh makes <view>.en.png this way): the window it drew spoke English."""
+    from novel_desktop import i18n
+    from novel_desktop.ui.main_window import MainWindow
+    from novel_desktop.ui.qt_translations import install_qt_translations
+
+    titles: list[str] = []
+    original = MainWindow.open_view
+
+    def open_view(window: MainWindow, name: str, volume: int = 0) -> object:
+        view = original(window, name, volume)
+        titles.append(window.tabs.tabText(window.tabs.currentIndex()))
+        return view
+
+    monkeypatch.setattr(MainWindow, "open_view", open_view)
+    try:
+        out = render_screenshot(
+            tmp_path / "a.en.png", project=seed_novel, view="analytics", size=(1366, 768), language="en"
+        )
+    finally:
+        i18n.set_language("zh")
+        install_qt_translations("zh")
+    assert _distinct_colours(QImage(str(out))) > 8
+    assert titles == ["Analytics"]
 
 
 def test_screenshot_leaves_the_novel_closed_and_unlisted(

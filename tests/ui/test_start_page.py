@@ -237,7 +237,7 @@ def test_the_recommendation_in_english(qtbot: QtBot, project: ProjectController)
         page = _page(qtbot, project)
         assert page.recommend_button.text() == "Continue writing"
         assert page.reason.text() == (
-            "Volume 1: 2 of 5 chapters written (chapters 1-5); "
+            "Volume 1: chapters written: 2 of 5 (chapters 1-5); "
             "Chapter 3 stopped at “refined” last time; Continue picks it up there"
         )
     finally:

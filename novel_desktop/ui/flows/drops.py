@@ -20,7 +20,7 @@ from novel_desktop.controllers.drops import (
     decide,
     read_texts,
 )
-from novel_desktop.i18n import tr
+from novel_desktop.i18n import join_list, tr
 from novel_desktop.ui import alerts
 
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ class DropFlows:
         elif decision.action is Action.STYLE:
             w.show_style(list(dropped.paths))
         elif decision.action is Action.ASK:
-            names = "、".join(Path(p).name for p in dropped.paths)
+            names = join_list(Path(p).name for p in dropped.paths)
             text = tr("“{names}”要怎么用？").format(names=names) + "\n\n"
             text += "\n".join(tr(_CHOICE_HINTS[c]) for c in decision.choices)
             options = [(c.value, tr(CHOICE_LABELS[c])) for c in decision.choices]

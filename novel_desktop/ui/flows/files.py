@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QFileDialog
 
 from novel_desktop.controllers.drops import Dropped, Target
 from novel_desktop.controllers.project_controller import ProjectController
-from novel_desktop.i18n import tr
+from novel_desktop.i18n import tr, tr_n
 from novel_desktop.ui import alerts
 from novel_desktop.ui.flows.drops import DropFlows
 
@@ -111,7 +111,9 @@ class FileFlows:
 
     def _exported(self, path: str, result: Any) -> None:
         w = self.window
-        done = tr("已导出 {chapters} 章到 {path}").format(chapters=result.chapters, path=path)
+        done = tr_n("已导出 {chapters} 章到 {path}", result.chapters).format(
+            chapters=result.chapters, path=path
+        )
         w.statusBar().showMessage(done, 8000)
         problems = list(getattr(result, "problems", ()) or ())
         if problems:

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QFileDialog, QInputDialog
 
 from novel_desktop.controllers.project_controller import ProjectController, ProjectLocked
 from novel_desktop.controllers.settings_controller import save_app_settings
-from novel_desktop.i18n import tr
+from novel_desktop.i18n import labelled, tr
 from novel_desktop.ui import alerts
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ def open_failure(path: Path, exc: BaseException) -> str:
     what to do); for anything unforeseen, the file and a plain suggestion, never library text."""
     if isinstance(exc, OSError) or type(exc).__module__.startswith("novel_desktop."):
         message = str(exc)
-        return message if str(path) in message or path.name in message else f"{path}：{message}"
+        return message if str(path) in message or path.name in message else labelled(str(path), message)
     log.error("opening %s failed", path, exc_info=exc)
     return tr(
         "打开 {path} 失败：文件可能已损坏或不是小说文件。请用备份（同目录下的 .bak-* 文件）恢复。"

@@ -10,7 +10,7 @@ from PySide6.QtGui import QAction
 
 from novel_desktop.controllers.rollback_controller import RollbackController, RollbackDenied
 from novel_desktop.domain.records import RollbackPlan
-from novel_desktop.i18n import tr
+from novel_desktop.i18n import join_list, tr
 from novel_desktop.ui import alerts
 from novel_desktop.ui.archive_view import ArchiveView
 
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 def confirmation_text(plan: RollbackPlan) -> str:
     """What the confirmation says: the chapters that go, their chars, and that they stay in the archive."""
-    names = "、".join(tr("第{n}章").format(n=n) for n, _title, _chars in plan.chapters)
+    names = join_list(tr("第{n}章").format(n=n) for n, _title, _chars in plan.chapters)
     text = tr("将移除 {names}（共 {count} 章，{chars} 字）").format(
         names=names, count=len(plan.chapters), chars=f"{plan.chars:,}"
     )

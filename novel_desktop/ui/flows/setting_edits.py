@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 
 from novel_desktop.controllers.jobs import Job
 from novel_desktop.controllers.setting_edits import KIND_TITLES, SettingEdits
-from novel_desktop.i18n import tr
+from novel_desktop.i18n import tr, tr_n
 from novel_desktop.ui import alerts
 from novel_desktop.ui.character_form import CharacterForm
 from novel_desktop.ui.payload_table import PayloadForm, normalized
@@ -249,7 +249,7 @@ class SettingEditFlows(QObject):
             dialog.saved()
             count = len(paths) if isinstance(paths, list) else 0
             self.window.statusBar().showMessage(
-                tr("已保存{what}，自第 {n} 章起生效（写入 {count} 个文档）").format(
+                tr_n("已保存{what}，自第 {n} 章起生效（写入 {count} 个文档）", count).format(
                     what=tr(KIND_TITLES.get(dialog.kind, dialog.kind)), n=effective_from, count=count
                 ),
                 8000,

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from novel_desktop.i18n import tr
+from novel_desktop.i18n import join_list, tr
 from novel_desktop.ui import alerts
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ def chapter_span(numbers: Sequence[int]) -> str:
     items = list(numbers)
     if len(items) > 1 and items == list(range(items[0], items[-1] + 1)):
         return f"{items[0]}-{items[-1]}"
-    return "、".join(str(n) for n in items)
+    return join_list(str(n) for n in items)
 
 
 class RebuildBar(QFrame):
