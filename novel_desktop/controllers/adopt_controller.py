@@ -18,7 +18,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from novel_desktop.controllers.pipeline_controller import PipelineController
-from novel_desktop.i18n import tr, tr_phrase, tr_phrases
+from novel_desktop.i18n import tr, tr_n, tr_phrase, tr_phrases
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +51,7 @@ def kept_message(store: Any) -> str:
     pending = pending_chapters(store)
     done = len(store.list_chapters()) - len(pending)
     if not pending:
-        return tr("全部 {done} 章都已分析；再次运行会接着确认设定。").format(done=done)
+        return tr_n("全部 {done} 章都已分析；再次运行会接着确认设定。", done).format(done=done)
     return tr("已分析的 {done} 章已保存；再次运行会从第 {next} 章继续。").format(done=done, next=pending[0])
 
 
