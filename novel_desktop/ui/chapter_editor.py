@@ -7,6 +7,9 @@ across saves through the 历史版本 dialog) and returns the chapters it marked
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from PySide6.QtCore import QEvent, QMimeData, QPoint, QSize, QTimer, Signal
 from PySide6.QtGui import (
     QColor,
@@ -74,6 +77,16 @@ class AiPhraseHighlighter(QSyntaxHighlighter):
         self.heading_format.setFontWeight(QFont.Weight.Bold)
         self.heading_format.setForeground(QColor("#3a3a3a"))
 
+    @contextmanager
+    def narrowed_to(self, text: str) -> Iterator[None]:
+        """While ``text`` is laid out (loaded), underline with only the phrases it can contain."""
+        full = self._matcher
+        self._matcher = full.narrowed(text)
+        try:
+            yield
+        finally:
+            self._matcher = full
+
     def set_matcher(self, matcher: PhraseMatcher) -> None:
         """Underline another phrase list (the novel's blacklist changed)."""
         self._matcher = matcher
@@ -137,8 +150,10 @@ class ChapterEditor(QTextEdit):
         self._autosave.stop()
         doc = self.document()
         doc.setUndoRedoEnabled(False)  # loading and formatting are not edits the author can undo
-        self.setPlainText(self.project.chapter_text(self.number) if text is None else text)
-        self._apply_line_height()
+        shown = (self.project.chapter_text(self.number) if text is None else text) or ""
+        with self.highlighter.narrowed_to(shown):  # both re-underline every paragraph
+            self.setPlainText(shown)
+            self._apply_line_height()
         doc.setUndoRedoEnabled(True)
         doc.setModified(False)
         self._recount()
