@@ -90,7 +90,9 @@ class AiPhraseHighlighter(QSyntaxHighlighter):
     def set_matcher(self, matcher: PhraseMatcher) -> None:
         """Underline another phrase list (the novel's blacklist changed)."""
         self._matcher = matcher
-        self.rehighlight()
+        document = self.document()
+        with self.narrowed_to(document.toPlainText() if document is not None else ""):
+            self.rehighlight()
 
     def hits(self, text: str) -> list[PhraseHit]:
         return self._matcher.hits(text)
