@@ -16,7 +16,11 @@ def app_root() -> Path:
     frozen_root = getattr(sys, "_MEIPASS", None)
     if frozen_root:
         return Path(frozen_root)
-    return Path(__file__).resolve().parent.parent
+    return _SOURCE_ROOT
+
+
+# Resolved once: every prompt template load asks for it, and resolving walks the path (a stat per folder).
+_SOURCE_ROOT = Path(__file__).resolve().parent.parent
 
 
 def resources_dir() -> Path:

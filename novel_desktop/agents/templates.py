@@ -241,10 +241,26 @@ def load_template(name: str, directory: Path | None = None) -> PromptTemplate:
         raise TemplateError(f"模板名不合法：{name!r}")
     path = (directory if directory is not None else prompts_dir()) / f"{name}.md"
     try:
-        text = path.read_text(encoding="utf-8")
+        stat = path.stat()
     except FileNotFoundError as exc:
         raise TemplateError(f"找不到模板文件：{path}") from exc
-    return parse_template(name, text)
+    # Every agent call loads its template on the event loop: a file read and parsed once, and again only
+    # when it changed (its size or modification time).
+    key = (str(path), stat.st_mtime_ns, stat.st_size)
+    cached = _PARSED.get(key)
+    if cached is None:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError as exc:
+            raise TemplateError(f"找不到模板文件：{path}") from exc
+        cached = parse_template(name, text)
+        if len(_PARSED) > 256:
+            _PARSED.clear()
+        _PARSED[key] = cached
+    return cached
+
+
+_PARSED: dict[tuple[str, int, int], PromptTemplate] = {}
 
 
 def _fill(template_name: str, text: str, values: Mapping[str, str]) -> str:

@@ -49,6 +49,7 @@ def count_chars(text: str) -> int:
 
     Han characters and full-width punctuation count one each; each run of Latin letters or digits counts as
     one (a word or a number is one unit, as a writer reads it); spaces, line breaks and markup do not count.
-    (One regular expression: the editor recounts the whole chapter on every keystroke.)
+    (One regular expression: the editor recounts the whole chapter on every keystroke; ``findall`` is about
+    twice as fast as counting ``finditer``'s match objects.)
     """
-    return sum(1 for _ in _UNIT.finditer(text))
+    return len(_UNIT.findall(text))

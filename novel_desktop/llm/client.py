@@ -38,6 +38,7 @@ from novel_desktop.llm.providers import LOCAL_PLACEHOLDER_KEY, get_preset
 from novel_desktop.llm.roles import AgentRole
 from novel_desktop.llm.secrets import get_api_key, resolve_base_url
 from novel_desktop.llm.settings import LLMSettings
+from novel_desktop.llm.sse import StreamedMessage, sse_events
 from novel_desktop.llm.usage import CallEvent, Usage, estimate_output_tokens
 
 if TYPE_CHECKING:
@@ -464,34 +465,41 @@ class LLMClient:
 
         partial = state.partial = Usage()
         state.chars = 0
-        saw_stop = False
+        reply = StreamedMessage()
         try:
-            async with sdk.messages.stream(
+            async with sdk.messages.with_streaming_response.create(
                 model=model,
                 max_tokens=max_tokens,
                 system=cast(Any, system_param),
                 messages=cast(Any, list(messages)),
+                stream=True,
                 extra_headers={AGENT_HEADER: role.value},
-            ) as stream:
-                async for event in stream:
-                    if event.type == "text":
-                        if event.text:
+            ) as response:
+                async for kind, event in sse_events(response.http_response):
+                    if kind == "content_block_delta":
+                        delta = event.get("delta") or {}
+                        piece = delta.get("text") if delta.get("type") == "text_delta" else None
+                        if piece:
+                            reply.parts.append(piece)
                             state.emitted = True
                             if on_text is not None:
-                                on_text(event.text)
-                            state.chars += len(event.text)
+                                on_text(piece)
+                            state.chars += len(piece)
                             await self._report(state, role, "progress")
-                    elif event.type == "message_start":
-                        partial = state.partial = Usage.from_api(event.message.usage)
+                    elif kind == "message_start":
+                        reply.usage = dict((event.get("message") or {}).get("usage") or {})
+                        partial = state.partial = Usage.from_api(reply.usage)
                         await self._report(state, role, "start")
-                    elif event.type == "message_delta" and event.usage is not None:
-                        # Output so far (the API sends it at least once, before message_stop).
-                        partial = state.partial = _merged(partial, event.usage)
-                        state.chars = 0
-                        await self._report(state, role, "progress")
-                    elif event.type == "message_stop":
-                        saw_stop = True
-                message = await stream.get_final_message()
+                    elif kind == "message_delta":
+                        reply.stop_reason = (event.get("delta") or {}).get("stop_reason") or reply.stop_reason
+                        if event.get("usage") is not None:
+                            # Output so far (the API sends it at least once, before message_stop).
+                            reply.usage.update((k, v) for k, v in event["usage"].items() if v is not None)
+                            partial = state.partial = Usage.from_api(reply.usage)
+                            state.chars = 0
+                            await self._report(state, role, "progress")
+                    elif kind == "message_stop":
+                        reply.stopped = True
         except asyncio.CancelledError:
             # Cancelled (or timed out) mid-stream: what the provider reported so far is billed all the same.
             state.spent, state.partial = state.spent + partial, Usage()
@@ -505,17 +513,17 @@ class LLMClient:
             log.info("LLM connection problem: role=%s %s", role.value, type(exc).__name__)
             raise _Retryable(LLMConnectionError()) from None
 
-        usage = Usage.from_api(message.usage)
-        text = "".join(block.text for block in message.content if block.type == "text")
-        if not saw_stop and message.stop_reason is None:
+        usage = Usage.from_api(reply.usage)
+        text = reply.text
+        if not reply.stopped and reply.stop_reason is None:
             # The body ended cleanly but without message_stop: a proxy cut the stream.
             state.spent = state.spent + usage
             log.info("LLM stream ended without message_stop: role=%s", role.value)
             raise _Retryable(LLMConnectionError())
-        if not text.strip() and message.stop_reason != "max_tokens":
+        if not text.strip() and reply.stop_reason != "max_tokens":
             state.spent = state.spent + usage
             raise _Retryable(LLMEmptyResponse(status_code=200))
-        return text, message.stop_reason, usage
+        return text, reply.stop_reason, usage
 
     def _classify(self, exc: APIStatusError) -> _Retryable | LLMError:
         """Map an SDK status error to a typed error, wrapped in ``_Retryable`` when a retry may help."""
@@ -547,21 +555,6 @@ class LLMClient:
         if status == 413:
             return LLMBadRequest("请求内容过长（413）：请减少上下文或换用上下文更长的模型。", **kw)
         return LLMBadRequest(**kw)
-
-
-def _merged(usage: Usage, delta: Any) -> Usage:
-    """message_start's usage updated by a message_delta's (cumulative; a field it leaves out stays)."""
-
-    def pick(name: str, old: int) -> int:
-        value = getattr(delta, name, None)
-        return old if value is None else int(value)
-
-    return Usage(
-        pick("input_tokens", usage.input_tokens),
-        pick("output_tokens", usage.output_tokens),
-        pick("cache_creation_input_tokens", usage.cache_creation_input_tokens),
-        pick("cache_read_input_tokens", usage.cache_read_input_tokens),
-    )
 
 
 def _retry_after(exc: APIStatusError) -> float | None:

@@ -29,6 +29,18 @@ _SUMS = (
 )
 
 
+# The same sums as plain SQL (the window asks for the totals after every call and commit).
+_SUMS_SQL = (
+    "COUNT(id), SUM(input_tokens), SUM(output_tokens), SUM(cache_creation_input_tokens),"
+    " SUM(cache_read_input_tokens), SUM(cost_usd)"
+)
+_COLUMNS = (
+    "chapter, role, model, purpose, status, input_tokens, output_tokens, cache_creation_input_tokens,"
+    " cache_read_input_tokens, cost_usd, duration_ms, attempts"
+)
+_COLUMNS_SET = ", ".join(f"{name.strip()} = ?" for name in _COLUMNS.split(","))
+
+
 def _totals(row: Iterable[Any]) -> CostTotals:
     calls, i, o, cw, cr, usd = row
     return CostTotals(
@@ -51,27 +63,31 @@ class LedgerRepository(Repository):
 
     def record_model_call(self, call: ModelCall, row_id: int | None = None) -> int:
         """Write ``call`` as a new ledger row, or over row ``row_id`` (the row its start wrote); return the
-        row's id. One short transaction."""
-        with self._write() as s:
-            row = s.get(ModelCallRow, row_id) if row_id is not None else None
-            if row is None:
-                row = ModelCallRow(created_at=call.created_at or iso_now())
-            row.chapter = call.chapter
-            row.role = call.role
-            row.model = call.model
-            row.purpose = call.purpose
-            row.status = call.status
-            row.input_tokens = call.input_tokens
-            row.output_tokens = call.output_tokens
-            row.cache_creation_input_tokens = call.cache_creation_input_tokens
-            row.cache_read_input_tokens = call.cache_read_input_tokens
-            row.cost_usd = round(call.cost_usd, 8)
-            row.duration_ms = call.duration_ms
-            row.attempts = call.attempts
-            s.add(row)
-            s.flush()
-            assert row.id is not None
-            return row.id
+        row's id. One short transaction, plain SQL (every model call writes twice, on the window's turn)."""
+        values = (
+            call.chapter,
+            call.role,
+            call.model,
+            call.purpose,
+            call.status,
+            call.input_tokens,
+            call.output_tokens,
+            call.cache_creation_input_tokens,
+            call.cache_read_input_tokens,
+            round(call.cost_usd, 8),
+            call.duration_ms,
+            call.attempts,
+        )
+        with self._raw_write() as cur:
+            if row_id is not None:
+                cur.execute(f"UPDATE model_calls SET {_COLUMNS_SET} WHERE id = ?", (*values, row_id))
+                if cur.rowcount:
+                    return row_id
+            cur.execute(
+                f"INSERT INTO model_calls (created_at, {_COLUMNS}) VALUES (?{', ?' * len(values)})",
+                (call.created_at or iso_now(), *values),
+            )
+            return int(cur.lastrowid)
 
     def model_calls(self, chapter: int | None = None) -> list[ModelCall]:
         """The ledger's rows, oldest first (of one chapter when ``chapter`` is given)."""
@@ -100,13 +116,14 @@ class LedgerRepository(Repository):
 
     def cost_total(self) -> CostTotals:
         """The novel's tokens and cost over every model call (failed, cancelled and interrupted ones too)."""
-        with self._read() as s:
-            return cost_total(s)
+        return _totals(self._rows(f"SELECT {_SUMS_SQL} FROM model_calls")[0])
 
     def chapter_costs(self) -> dict[int, CostTotals]:
         """Each chapter's tokens and cost (chapters with recorded calls only)."""
-        with self._read() as s:
-            return {n: t for n, t in _grouped(s, ModelCallRow.chapter).items() if n is not None}
+        rows = self._rows(
+            f"SELECT chapter, {_SUMS_SQL} FROM model_calls WHERE chapter IS NOT NULL GROUP BY chapter"
+        )
+        return {int(row[0]): _totals(row[1:]) for row in rows}
 
     def cost_report(self) -> CostReport:
         """The novel's cost in total, per chapter (None: outside any chapter) and per purpose."""

@@ -48,7 +48,7 @@ from novel_desktop.storage.errors import (
     UnsafePathError,
 )
 from novel_desktop.storage.history import HistoryRepository
-from novel_desktop.storage.ledger import LedgerRepository, cost_total
+from novel_desktop.storage.ledger import LedgerRepository
 from novel_desktop.storage.migrations import SchemaError, current_version, file_version, migrate
 from novel_desktop.storage.rebuild import RebuildRepository
 from novel_desktop.storage.repository import (
@@ -272,8 +272,7 @@ class NovelStore(
         count, chars = self._rows("SELECT COUNT(number), SUM(chars) FROM chapters")[0]
         mean = self._value("SELECT AVG(overall) FROM evaluations")
         stale = self.stale_chapters()
-        with self._read() as s:
-            cost = cost_total(s)
+        cost = self.cost_total()
         state = self.current_state()
         title = self.meta().get("title") or ""
         fs_text = self.document(layout.GLOBAL_FORESHADOWING)

@@ -10,6 +10,9 @@ across saves through the 历史版本 dialog) and returns the chapters it marked
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from PySide6.QtCore import QEvent, QMimeData, QPoint, QSize, QTimer, Signal
 from PySide6.QtGui import (
     QColor,
@@ -79,10 +82,22 @@ class AiPhraseHighlighter(QSyntaxHighlighter):
         self.heading_format.setFontWeight(QFont.Weight.Bold)
         self.heading_format.setForeground(QColor("#3a3a3a"))
 
+    @contextmanager
+    def narrowed_to(self, text: str) -> Iterator[None]:
+        """While ``text`` is laid out (loaded), underline with only the phrases it can contain."""
+        full = self._matcher
+        self._matcher = full.narrowed(text)
+        try:
+            yield
+        finally:
+            self._matcher = full
+
     def set_matcher(self, matcher: PhraseMatcher) -> None:
         """Underline another phrase list (the novel's blacklist changed)."""
         self._matcher = matcher
-        self.rehighlight()
+        document = self.document()
+        with self.narrowed_to(document.toPlainText() if document is not None else ""):
+            self.rehighlight()
 
     def hits(self, text: str) -> list[PhraseHit]:
         return self._matcher.hits(text)
@@ -152,8 +167,10 @@ class ChapterEditor(QTextEdit):
         self.title_bar.show_heading(self._parts.label, self._parts.title)
         doc = self.document()
         doc.setUndoRedoEnabled(False)  # loading and formatting are not edits the author can undo
-        self.setPlainText(self._parts.body)
-        self._apply_line_height()
+        body = self._parts.body
+        with self.highlighter.narrowed_to(body):  # both re-underline every paragraph
+            self.setPlainText(body)
+            self._apply_line_height()
         doc.setUndoRedoEnabled(True)
         doc.setModified(False)
         self._recount()

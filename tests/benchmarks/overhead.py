@@ -4,7 +4,8 @@ The pipeline benchmark's ``overhead_ms_ch5`` / ``overhead_ms_ch500`` measured al
 pipeline, the real SDK and the fake Messages API server replying instantly), repeated ``--repeat`` times on fresh
 copies of the same novel; the best run counts (the machine's other load only ever adds). ``cpu_ms_*`` is the
 process's CPU time over the chapter (ours and the in-process fake server's threads), which a loaded machine
-disturbs much less than the wall time. ``--profile`` adds
+disturbs much less than the wall time. ``ch500`` is a key chapter (the end of a volume: a second judge runs),
+``ch499`` the ordinary chapter before it, to compare with ``ch5`` like with like. ``--profile`` adds
 what the time went on: the event loop's functions (cProfile, our code only) and the store calls run in worker
 threads (``db()`` / ``asyncio.to_thread``: wall time per function), at chapter 5 and at chapter 500.
 
@@ -117,6 +118,9 @@ def run(repeat: int, profile: bool) -> dict[str, Any]:
         os.environ["NOVEL_DESKTOP_DATA_DIR"] = str(root / "data")
         novels = {
             "ch5": generate(root / "short.novel", 4, per_volume=50),
+            # Chapter 500 ends a volume: a key chapter, judged a second time (two more model calls than
+            # chapter 5). Chapter 499 of the same long novel is an ordinary one: like with like for ch5.
+            "ch499": generate(root / "long499.novel", 498, per_volume=50),
             "ch500": generate(root / "long.novel", 499, per_volume=50),
         }
         with FakeAnthropicServer() as server:

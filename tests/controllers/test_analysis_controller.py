@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from novel_desktop.analysis.ai_phrases import phrases_for_novel
+from novel_desktop.analysis.ai_phrases import PhraseEntry, phrases_for_novel
 from novel_desktop.analysis.cache import CACHE_FILE_NAME
+from novel_desktop.controllers.analysis_controller import PhraseMatcher
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.paths import user_data_dir
 
@@ -25,6 +26,22 @@ def test_the_matcher_finds_ai_phrases_where_they_are(project: ProjectController)
     assert all(AI_TEXT.find(hit.matched) >= 0 for hit in hits)
     assert all(hit.start >= len("平常的一句话。") for hit in hits)
     assert matcher.hits("") == []
+
+
+def test_a_matcher_narrowed_to_a_text_finds_in_its_paragraphs_what_the_whole_list_finds(
+    project: ProjectController,
+) -> None:
+    matcher = project.analysis.phrase_matcher()
+    text = "平常的一句话。\n" + AI_TEXT + "\n她的嘴角微微上扬。\n没有套话的一段。"
+    narrowed = matcher.narrowed(text)
+    assert 0 < len(narrowed) < len(matcher)
+    for paragraph in text.split("\n"):
+        assert narrowed.hits(paragraph) == matcher.hits(paragraph)
+    # An expression that reads where the scanned text starts may match a paragraph but not the whole: kept.
+    anchored = PhraseMatcher([PhraseEntry("^她", "测试", regex=True), PhraseEntry("不存在的词", "测试")])
+    kept = anchored.narrowed("开头。\n她来了。")
+    assert len(kept) == 1 and kept.hits("她来了。") == anchored.hits("她来了。") != []
+    assert matcher.narrowed("") is matcher
 
 
 def test_density_rises_with_ai_phrases_and_lands_in_the_one_cache_file(project: ProjectController) -> None:

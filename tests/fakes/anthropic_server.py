@@ -66,7 +66,7 @@ def estimate_tokens(text: str) -> int:
     as Claude's tokenizer counts Chinese, give or take) and one per four ASCII characters (JSON keys, ids)."""
     if not text:
         return 0
-    ascii_chars = sum(1 for ch in text if ord(ch) < 128)
+    ascii_chars = len(text.encode("ascii", "ignore"))  # the characters below 128, counted in C
     return len(text) - ascii_chars + math.ceil(ascii_chars / 4)
 
 

@@ -123,6 +123,37 @@ def test_ai_phrase_is_underlined_and_the_hover_hint_names_the_suggestion(
     assert "不禁" in editor.hint_at(rect.center())
 
 
+def _wavy(editor: ChapterEditor) -> list[list[str]]:
+    """The underlined stretches of each paragraph."""
+    out = []
+    block = editor.document().begin()
+    while block.isValid():
+        formats = block.layout().formats()
+        wavy = [
+            f for f in formats if f.format.underlineStyle() == QTextCharFormat.UnderlineStyle.WaveUnderline
+        ]
+        out.append([block.text()[f.start : f.start + f.length] for f in wavy])
+        block = block.next()
+    return out
+
+
+def test_a_loaded_chapter_is_underlined_as_a_full_pass_would_and_new_phrases_still_are(
+    qtbot: QtBot, project: ProjectController
+) -> None:
+    # Loading underlines with only the phrases the chapter contains (one scan instead of one per
+    # paragraph): the marks must be what the whole list gives, and a phrase typed afterwards that the
+    # loaded text did not contain is still underlined.
+    tab = _tab(qtbot, project)
+    editor = tab.editor
+    editor.load("# 标题\n\n他不禁笑了，眼中闪过一丝光。\n\n平常的一句。\n\n她嘴角微微上扬。")
+    loaded = _wavy(editor)
+    assert any(loaded)
+    editor.highlighter.rehighlight()  # the whole list, paragraph by paragraph
+    assert _wavy(editor) == loaded
+    _type_at_end(qtbot, editor, "\n他倒吸一口凉气。")
+    assert any("倒吸一口凉气" in s for s in _wavy(editor)[-1])
+
+
 def test_indent_paragraphs_uses_full_width_spaces() -> None:
     text = "# 第一章\n\n入秋以后。\n  他说。\n\u3000\u3000已缩进。"
     assert indent_paragraphs(text) == f"# 第一章\n\n{INDENT}入秋以后。\n{INDENT}他说。\n{INDENT}已缩进。"
