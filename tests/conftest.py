@@ -308,12 +308,13 @@ def memory_keyring() -> Iterator[MemoryKeyring]:
 
 @pytest.fixture
 def qloop(qapp: QApplication) -> Iterator[qasync.QEventLoop]:
-    """A qasync loop set as current; tests drive coroutines with ``qloop.run_until_complete``."""
+    """A qasync loop set as current; tests drive coroutines with ``qloop.run_until_complete`` (see
+    tests/qt_loop.py: between two such calls no task of the app is ever stepped without a running loop)."""
     import asyncio
 
-    import qasync
+    from tests.qt_loop import TestEventLoop
 
-    loop = qasync.QEventLoop(qapp, already_running=False)
+    loop = TestEventLoop(qapp, already_running=False)
     asyncio.set_event_loop(loop)
     yield loop
     loop.close()

@@ -3,9 +3,11 @@ test that hangs is killed by pytest-timeout's thread method with its stack."""
 
 from __future__ import annotations
 
+import asyncio
 import tomllib
 
 import pytest
+import qasync
 from PySide6.QtWidgets import QDialog, QFileDialog, QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
 
@@ -143,3 +145,29 @@ def test_each_corpus_excerpt_is_small_and_its_source_is_named() -> None:
         assert excerpt.stat().st_size < 300_000, excerpt.name
         assert f"`{excerpt.name}`" in readme
     assert "PUBLIC DOMAIN" in readme
+
+
+def test_a_task_woken_as_the_loop_stops_runs_with_the_loop_running(qloop: qasync.QEventLoop) -> None:
+    """qasync's run_until_complete dispatches Qt events once more after the loop stopped; a run's task woken
+    just then (its HTTP reply or worker thread arriving) must still see the loop running, or asyncio.sleep,
+    to_thread and httpx fail with "no running event loop" — the adoption window test's intermittent failure."""
+    seen: list[object] = []
+
+    async def run(gate: asyncio.Future[None]) -> None:
+        await gate
+        seen.append(asyncio._get_running_loop())
+        await asyncio.to_thread(lambda: None)  # what the pipeline's store and call hooks do
+        seen.append(asyncio._get_running_loop())
+
+    async def start() -> asyncio.Task[None]:
+        loop = asyncio.get_running_loop()
+        gate = loop.create_future()
+        task = loop.create_task(run(gate))
+        await asyncio.sleep(0)
+        loop.call_soon(gate.set_result, None)  # the wake-up lands after run_until_complete's stop
+        return task
+
+    task = qloop.run_until_complete(start())
+    assert seen[:1] == [qloop]  # stepped in the last dispatch, with the loop as the running loop
+    qloop.run_until_complete(asyncio.wait_for(task, 5))
+    assert seen == [qloop, qloop]
