@@ -87,7 +87,7 @@ def test_the_blacklist_panel_adds_removes_and_settles_proposals(
 ) -> None:
     project = window.project
     data = _blacklist(project)
-    data["proposed"] = [{"phrase": "残玉", "chapter": 2}, {"phrase": "药篓", "chapter": 2}]
+    data["proposed"] = [{"phrase": "柴刀", "chapter": 2}, {"phrase": "药篓", "chapter": 2}]
     project.save_document("ai-blacklist.json", json.dumps(data, ensure_ascii=False))
     tab = window.open_chapter(1)
     assert tab is not None
@@ -101,18 +101,18 @@ def test_the_blacklist_panel_adds_removes_and_settles_proposals(
             block = block.next()
         return False
 
-    assert not underlined("残玉")
+    assert not underlined("柴刀")
     window.author_lists.blacklist_action.trigger()
     dialog = next(w for w in QApplication.topLevelWidgets() if isinstance(w, BlacklistDialog))
     panel = dialog.panel
-    assert panel.proposal_phrases() == ["残玉", "药篓"]
+    assert panel.proposal_phrases() == ["柴刀", "药篓"]
     text = "".join(project.chapter_text(n) or "" for n in (1, 2))
 
     # Accept one proposal, reject the other.
     panel.proposals.item(0).setSelected(True)
     qtbot.mouseClick(panel.accept_button, Qt.MouseButton.LeftButton)
-    assert panel.phrases()["残玉"] == ("评审", text.count("残玉"))
-    assert text.count("残玉") > 0 and underlined("残玉")  # the open editor follows the list
+    assert panel.phrases()["柴刀"] == ("评审", text.count("柴刀"))
+    assert text.count("柴刀") > 0 and underlined("柴刀")  # the open editor follows the list
     panel.proposals.item(0).setSelected(True)
     qtbot.mouseClick(panel.reject_button, Qt.MouseButton.LeftButton)
     assert panel.proposal_phrases() == [] and _blacklist(project)["rejected"] == ["药篓"]
