@@ -293,6 +293,7 @@ class ChapterEditor(QTextEdit):
         self.save()
 
     def _on_title_edited(self, _text: str) -> None:
+        self._recount()
         self._autosave.start()  # a renamed chapter saves as typing does: 2 s after the last keystroke
 
     def _on_title_editing_finished(self) -> None:
@@ -301,7 +302,9 @@ class ChapterEditor(QTextEdit):
 
     # ------------------------------------------------------------------ counts
     def _recount(self) -> None:
-        self._chars = count_chars(self.toPlainText())
+        # The chapter's 字数 as the project tree, the status bar and `novel status` count it: the stored text,
+        # its heading line included, so the editor never disagrees with them.
+        self._chars = count_chars(self.stored_text())
         self._selected = count_chars(self.textCursor().selectedText())
         self.counts_changed.emit(self._chars, self._selected)
 

@@ -39,7 +39,7 @@ def test_workspace_opens_the_latest_chapter_and_the_tree_opens_others(window: Ma
     assert isinstance(tab, ChapterTab) and tab.number == 1
     assert "药篓里翻出" in tab.editor.toPlainText() or "药篓" in tab.editor.toPlainText()
     assert window.tabs.tabText(window.tabs.currentIndex()) == "第1章 药篓里的残玉"
-    assert window.counts_label.text() == "本章 619 字"  # the heading is the title field: not counted
+    assert window.counts_label.text() == "本章 628 字"  # as the tree counts it, the title included
 
 
 def test_typing_updates_the_char_count_in_the_status_bar(window: MainWindow) -> None:
@@ -47,9 +47,9 @@ def test_typing_updates_the_char_count_in_the_status_bar(window: MainWindow) -> 
     assert tab is not None
     tab.editor.moveCursor(tab.editor.textCursor().MoveOperation.End)
     type_text(tab.editor, "雨停了")
-    assert window.counts_label.text() == "本章 622 字"
+    assert window.counts_label.text() == "本章 631 字"
     tab.editor.selectAll()
-    assert "选中 622 字" in window.counts_label.text()
+    assert "选中 622 字" in window.counts_label.text()  # the text selected: the body without its title
 
 
 def test_switching_tabs_saves_the_chapter_left_behind(window: MainWindow, project: ProjectController) -> None:
