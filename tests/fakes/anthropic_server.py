@@ -121,6 +121,9 @@ class Reply:
     empty: bool = False
     #: Finish the HTTP body cleanly but without message_delta and message_stop (a proxy cut the stream).
     ends_early: bool = False
+    #: After the first delta, wait (at most 10 s) until this event is set before the rest: a reply that
+    #: stays unfinished until something else has happened. Whether it was set is appended to ``held``.
+    hold_until: threading.Event | None = None
 
     # Named faults, so a test reads as what it simulates.
     @classmethod
@@ -261,6 +264,8 @@ class FakeAnthropicServer:
         self.reported: list[dict[str, Any]] = []
         #: Roles whose stream the client closed before the end.
         self.disconnects: list[str | None] = []
+        #: For each reply with ``hold_until``: whether the event was set before the wait ran out.
+        self.held: list[bool] = []
         self.client_disconnected = threading.Event()
         self._lock = threading.Lock()
         self._queues: dict[str, deque[Reply]] = defaultdict(deque)
@@ -750,6 +755,8 @@ class _Handler(BaseHTTPRequestHandler):
                     return
                 if piece is None:
                     break
+                if n == 1 and reply.hold_until is not None:
+                    self.owner.held.append(reply.hold_until.wait(10))
                 if reply.token_rate:
                     self._pause(estimate_tokens(piece) / reply.token_rate)
                 else:
