@@ -327,8 +327,8 @@ class LLMChapterAgents:
     async def _judge_panels(
         self, facts: NovelFacts, chapter: int, context: dict[str, str], text: str, round_: int
     ) -> AgentResult[Evaluation]:
-        """The ordinary judge as two panels at once over the shared prefix, merged into one Evaluation
-        (agents/judge_panels.py): each reply is about half as long, so the judge ends about twice as soon."""
+        """The ordinary judge as three panels at once over the shared prefix, merged into one Evaluation
+        (agents/judge_panels.py): each reply is about a third as long, so the judge ends that much sooner."""
         role = AgentRole.quality_judge
         prompts = [
             render_template("quality_judge", {**context, "judge_panel": PANEL_TASKS[p]}) for p in PANELS
@@ -342,12 +342,12 @@ class LLMChapterAgents:
         )
         calls = [c for r in results for c in r.calls]
         warnings = [w for r in results for w in r.warnings]
-        a, b = results[0].value, results[1].value
-        if a is None or b is None:
+        replies = {panel: r.value for panel, r in zip(PANELS, results, strict=True) if r.value is not None}
+        if len(replies) < len(PANELS):
             return AgentResult(None, calls, warnings)
         try:
-            merged = merge_panels(a, b, chapter, platform_profile(facts.platform).weights)
+            merged = merge_panels(replies, chapter, platform_profile(facts.platform).weights)
         except ValueError as exc:
-            warnings.append(f"评审结果不完整，两个评审组的回复合并不成一份评估：{exc}")
+            warnings.append(f"评审结果不完整，各评审组的回复合并不成一份评估：{exc}")
             return AgentResult(None, calls, warnings)
         return AgentResult(merged, calls, warnings)

@@ -12,8 +12,8 @@ With the fake Messages API server streaming at a fixed token rate, it measures:
   calls (cache writes are not savings); the fake applies each model's minimum cacheable prefix;
 - ``refiner_output_share``: the refiner's output tokens over the chapter's (writer's) output tokens;
 - ``chapter_cost_usd``: the paced chapter's cost with the default Anthropic models at the fake's usage (1
-  token per 汉字; replies of realistic size: a ~3,000-字 chapter, a ~1.7K-token judge in two
-  ~0.85K-token panels, a ~0.7K summary).
+  token per 汉字; replies of realistic size: a ~3,000-字 chapter, a ~1.7K-token judge in three
+  ~0.55K-token panels, a ~0.7K summary).
 
 The paced chapter is a day's second one: a chapter before it warms the prompt cache. ``--json`` prints
 exactly these eight figures; ``--details`` adds the paced chapter's wall time and per-stage usage.
@@ -33,6 +33,7 @@ from typing import Any
 
 from novel_desktop.agents.chapter import LLMChapterAgents, writer_prompt
 from novel_desktop.agents.context import estimate_tokens, load_facts
+from novel_desktop.agents.judge_panels import PANELS
 from novel_desktop.llm.client import LLMClient
 from novel_desktop.llm.settings import LLMSettings, RetrySettings
 from novel_desktop.pipeline.chapter import ChapterPipeline
@@ -70,7 +71,7 @@ def _script(server: FakeAnthropicServer, rate: float | None) -> None:
     server.set_default("summarizer", reply(realistic_summarizer_json()))
     server.set_default("style_refiner", reply(realistic_refiner_json()))
     server.set_default("quality_judge", reply(realistic_judge_json(4.2)))
-    for panel in ("A", "B"):  # the pipeline's judge is two panels, each writing its half (~0.85K tokens)
+    for panel in PANELS:  # the pipeline's judge is three panels, each writing its part (~0.55K tokens)
         server.set_default(f"quality_judge#{panel}", reply(panel_json(realistic_judge_json(4.2), panel)))
     server.set_default("judge_secondary", reply(realistic_judge_json(4.2)))
 

@@ -44,7 +44,8 @@ def test_three_chapters_through_the_whole_pipeline(
             "draft",
             "summarize",
             "refine",
-            "judge",  # the ordinary judge's two panels, one call each
+            "judge",  # the ordinary judge's three panels, one call each
+            "judge",
             "judge",
             "judge_secondary",
         ]

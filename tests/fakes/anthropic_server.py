@@ -45,9 +45,9 @@ if TYPE_CHECKING:
 TEST_KEY = "sk-ant-test-0123456789abcdef"
 ANY_ROLE = "*"
 #: How a judge panel's task names it (agents/judge_panels.py PANEL_TASKS).
-_PANEL = re.compile(r"【评审组 ([AB])】")
-#: The judge's panels: a reply queued or defaulted for the role serves both panels of one judgement.
-_PANELS = ("A", "B")
+_PANEL = re.compile(r"【评审组 ([ABC])】")
+#: The judge's panels: a reply queued or defaulted for the role serves every panel of one judgement.
+_PANELS = ("A", "B", "C")
 #: The queue batched requests take their replies from when no queue is named by their custom_id.
 BATCH_ROLE = "batch"
 
@@ -201,7 +201,7 @@ class RecordedRequest:
 
     @property
     def panel(self) -> str | None:
-        """The judge panel a request asks for (``A``/``B``, from 【评审组 X】 in the last block of its first
+        """The judge panel a request asks for (``A``/``B``/``C``, from 【评审组 X】 in the last block of its first
         user turn: a repair retry continues the same conversation), or None."""
         content = self.body["messages"][0].get("content") if self.body.get("messages") else None
         last = content if isinstance(content, str) else str((content or [{}])[-1].get("text", ""))
@@ -338,7 +338,7 @@ class FakeAnthropicServer:
     def _next_reply(self, role: str | None, *more: str, panel: str | None = None) -> Reply:
         """The next reply for ``role``. A judge panel's request takes ``"<role>#<panel>"``'s queue first
         (a test scripting each panel), then the role's; a reply it takes from the role's queue is also
-        queued for the other panel, so one scripted judgement answers both halves of one judging."""
+        queued for the other panels, so one scripted judgement answers every part of one judging."""
         with self._lock:
             keys = (role or "", *more, ANY_ROLE)
             if panel is not None:
