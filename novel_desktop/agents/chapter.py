@@ -36,6 +36,7 @@ from novel_desktop.agents.ports import (
     WriteMode,
 )
 from novel_desktop.agents.review_prefix import PrefixGate, review_system, review_turn
+from novel_desktop.agents.summary_parts import SUMMARY_PARTS, MemoryReply, part_context
 from novel_desktop.agents.templates import RenderedPrompt, render_template
 from novel_desktop.agents.writer_budget import Cut, fit_writer_prompt
 from novel_desktop.domain.common import SeedModel
@@ -113,6 +114,8 @@ class LLMChapterAgents:
         self._facts: NovelFacts | None = None
         self._hints: dict[int, str] = {}
         self._gate = PrefixGate()
+        #: The summarizer as two parts at once (the pipeline's critical path); one whole call when False.
+        self.split_summary = True
 
     async def _load(self, chapter: int) -> NovelFacts:
         if self._facts is None or self._facts.chapter != chapter:
@@ -122,7 +125,9 @@ class LLMChapterAgents:
     def reading(self, source: FactsSource) -> LLMChapterAgents:
         """The same agents (same client) reading their facts from ``source``, not the novel as it is now:
         the historical rebuild gives each re-summarized chapter the novel as it was when it was written."""
-        return LLMChapterAgents(source, self.client, recorder=NullRecorder())
+        clone = LLMChapterAgents(source, self.client, recorder=NullRecorder())
+        clone.split_summary = False  # a rebuild is not on a chapter's critical path: one call is cheaper
+        return clone
 
     def ahead(self, source: FactsSource, recorder: ContextRecorder) -> LLMChapterAgents:
         """The same agents (same client, same writer hints) reading ``source`` and recording to ``recorder``:
@@ -238,11 +243,14 @@ class LLMChapterAgents:
         # The context's analysis (style metrics, phrase scan) is CPU work: off the event loop.
         hints = self._hints.get(brief.chapter, "")
         context = await asyncio.to_thread(fact_sheet.summarizer_context, facts, text, hints)
-        prompt = render_template("summarizer", context)
-        await self._note(facts, "summarizer", await self._round(brief.chapter), prompt, AgentRole.summarizer)
-        result = await self._review_call(
-            facts, AgentRole.summarizer, prompt, SummarizerReply, "摘要与状态补丁", text
-        )
+        role = AgentRole.summarizer
+        if not self.split_summary:
+            prompt = render_template("summarizer", context)
+            await self._note(facts, "summarizer", await self._round(brief.chapter), prompt, role)
+            result = await self._review_call(facts, role, prompt, SummarizerReply, "摘要与状态补丁", text)
+            memory = result.value.storyline_memory if result.value is not None else None
+        else:
+            result, memory = await self._summary_parts(facts, brief.chapter, context, text)
         if result.value is None:
             return AgentResult(None, result.calls, result.warnings)
         reply = result.value
@@ -265,11 +273,33 @@ class LLMChapterAgents:
             summary_markdown=summary.to_markdown(),
             patch=patch,
             storyline_id=line,
-            storyline_memory=reply.storyline_memory,
+            storyline_memory=memory,
             cross_references=summary.cross_references,
             leak_risk=summary.leak_risk,
         )
         return AgentResult(out, result.calls, result.warnings)
+
+    async def _summary_parts(
+        self, facts: NovelFacts, chapter: int, context: dict[str, str], text: str
+    ) -> tuple[AgentResult[SummarizerReply], str | None]:
+        """The summarizer as two parts at once over the shared prefix (agents/summary_parts.py): the summary
+        and the state patch, and the storyline memory; each reply is shorter, so the stage ends sooner. The
+        result carries both parts' calls; a memory part that fails leaves the memory as it was."""
+        role = AgentRole.summarizer
+        prompts = {p: render_template("summarizer", part_context(context, p)) for p in SUMMARY_PARTS}
+        await self._note(facts, "summarizer", await self._round(chapter), prompts["S"], role)
+        facts_part, memory_part = await asyncio.gather(
+            self._review_call(facts, role, prompts["S"], SummarizerReply, "摘要与状态补丁", text),
+            self._review_call(facts, role, prompts["M"], MemoryReply, "故事线记忆", text),
+        )
+        calls, warnings = (
+            [*facts_part.calls, *memory_part.calls],
+            [*facts_part.warnings, *memory_part.warnings],
+        )
+        memory = memory_part.value.storyline_memory if memory_part.value is not None else None
+        if memory_part.value is None and facts_part.value is not None:
+            warnings.append(f"第 {chapter} 章的故事线记忆未能更新，沿用旧记忆")
+        return AgentResult(facts_part.value, calls, warnings), memory
 
     @_on_chapter
     async def refine(

@@ -167,6 +167,16 @@ def panel_json(full: str, panel: str) -> str:
     return json.dumps(part, ensure_ascii=False)
 
 
+def summary_part_json(full: str, part: str) -> str:
+    """One summarizer part's share of the summary reply ``full`` (agents/summary_parts.py): the storyline
+    memory for part M, everything else for part S."""
+    reply = json.loads(full)
+    head = {"chapter": reply["chapter"], "storyline_id": reply["storyline_id"]}
+    if part == "M":
+        return json.dumps({**head, "storyline_memory": reply.get("storyline_memory")}, ensure_ascii=False)
+    return json.dumps({**reply, "storyline_memory": None}, ensure_ascii=False)
+
+
 def realistic_summarizer_json() -> str:
     """A summary reply of about 0.7K tokens: a 300-字 summary, a patch of several ops, a new memory."""
     reply = json.loads(summarizer_json())

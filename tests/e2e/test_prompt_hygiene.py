@@ -115,7 +115,7 @@ def test_a_retry_is_said_once_in_chinese(
     from tests.fakes.anthropic_server import Reply
 
     fake.script("chapter_writer", Reply.overloaded(), Reply(writer_text(), chunk_size=40))
-    fake.script("summarizer", Reply.malformed_json(), summarizer_json())
+    fake.script("summarizer#S", Reply.malformed_json(), summarizer_json())  # the summary's part
     assert main(["continue", str(novel), "--non-interactive"]) == 0
     err = capsys.readouterr().err
     repaired = [line for line in err.splitlines() if "修复重试后成功" in line]

@@ -44,10 +44,12 @@ if TYPE_CHECKING:
 #: The API key tests give the fake server (it accepts any key unless started with ``api_key``).
 TEST_KEY = "sk-ant-test-0123456789abcdef"
 ANY_ROLE = "*"
-#: How a judge panel's task names it (agents/judge_panels.py PANEL_TASKS).
-_PANEL = re.compile(r"【评审组 ([ABC])】")
-#: The judge's panels: a reply queued or defaulted for the role serves every panel of one judgement.
-_PANELS = ("A", "B", "C")
+#: How a judge panel's or a summarizer part's task names it (agents/judge_panels.py PANEL_TASKS,
+#: agents/summary_parts.py PART_TASKS).
+_PANEL = re.compile(r"【(?:评审组|摘要组) ([A-Z])】")
+#: The judge's panels and the summarizer's parts: a reply queued or defaulted for the role serves every
+#: panel of one judgement (every part of one summary).
+_PANELS = {"quality_judge": ("A", "B", "C"), "summarizer": ("S", "M")}
 #: The queue batched requests take their replies from when no queue is named by their custom_id.
 BATCH_ROLE = "batch"
 
@@ -201,8 +203,9 @@ class RecordedRequest:
 
     @property
     def panel(self) -> str | None:
-        """The judge panel a request asks for (``A``/``B``/``C``, from 【评审组 X】 in the last block of its first
-        user turn: a repair retry continues the same conversation), or None."""
+        """The judge panel or summarizer part a request asks for (``A``/``B``/``C`` from 【评审组 X】, ``S``/``M``
+        from 【摘要组 X】, in the last block of its first user turn: a repair retry continues the same
+        conversation), or None."""
         content = self.body["messages"][0].get("content") if self.body.get("messages") else None
         last = content if isinstance(content, str) else str((content or [{}])[-1].get("text", ""))
         match = _PANEL.search(last)
@@ -347,7 +350,7 @@ class FakeAnthropicServer:
                     return self._queues[own].popleft()
                 if self._queues[role or ""]:
                     reply = self._queues[role or ""].popleft()
-                    for other in _PANELS:
+                    for other in _PANELS.get(role or "", ()):
                         if other != panel:
                             self._queues[f"{role}#{other}"].append(reply)
                     return reply
