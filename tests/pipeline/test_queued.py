@@ -310,3 +310,22 @@ def test_the_volume_end_drafts_nothing_into_the_next_volume(novel: Path) -> None
     assert summary.state == "VOL_REVIEW"
     assert [e.chapter for e in events if isinstance(e, DraftAhead)] == [4, 5]
     assert writers == 3
+
+
+def test_a_polished_chapter_drafts_the_next_one_again_from_the_polished_text(novel: Path) -> None:
+    events: list[OrchestratorEvent] = []
+    with FakeAnthropicServer() as server:
+        script_defaults(server)
+        server.script("quality_judge", judge_json(3.7))  # chapter 3: a second polish, then the commit
+        summary = _run(novel, server, 2, events=events)
+        writers = [r.user_text for r in server.requests_for("chapter_writer")]
+    assert summary is not None and [c.chapter for c in summary.chapters] == [3, 4]
+    discarded = [e for e in events if isinstance(e, DraftDiscarded)]
+    assert [e.chapter for e in discarded] == [4] and "正文已改变" in discarded[0].reason
+    assert [e.chapter for e in events if isinstance(e, DraftAhead)] == [4, 4]
+    with NovelStore.open(novel, write=False) as store:
+        polished = store.chapter_text(3) or ""
+        assert [r.kind for r in store.revisions(3)][-1] == "refined"
+        assert [c.role for c in store.model_calls(4)].count("chapter_writer") == 2
+    # The draft kept is the one written from the text chapter 3 committed.
+    assert len(writers) == 3 and text_in_place_of_summary(3, polished) in writers[2]
