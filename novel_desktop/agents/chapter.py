@@ -154,7 +154,15 @@ class LLMChapterAgents:
         await asyncio.to_thread(self.recorder.record, facts.chapter, entry)
 
     async def _review_call(
-        self, facts: NovelFacts, role: AgentRole, prompt: RenderedPrompt, model: type[M], what: str, text: str
+        self,
+        facts: NovelFacts,
+        role: AgentRole,
+        prompt: RenderedPrompt,
+        model: type[M],
+        what: str,
+        text: str,
+        *,
+        claimed: bool = False,
     ) -> AgentResult[M]:
         """A call after the writer with the shared prefix (agents/review_prefix.py): the agents' instructions,
         the bible, then the chapter; this agent's task last. Waits for a call of the same prefix already
@@ -164,7 +172,7 @@ class LLMChapterAgents:
         system_values = await asyncio.to_thread(fact_sheet.review_system_values, facts)
         shared = await asyncio.to_thread(fact_sheet.review_shared_values, facts, text)
         system = system_blocks(review_system(system_values))
-        async with self._gate.turn(self.client.settings.model_for(role), text) as started:
+        async with self._gate.turn(self.client.settings.model_for(role), text, claimed=claimed) as started:
             result = await call_structured(
                 self.client,
                 role,
@@ -239,6 +247,7 @@ class LLMChapterAgents:
 
     @_on_chapter
     async def summarize(self, brief: ChapterBrief, text: str) -> AgentResult[SummaryOutput]:
+        await self._gate.claimer_sent(self.client.settings.model_for(AgentRole.summarizer), text)
         facts = await self._load(brief.chapter)
         # The context's analysis (style metrics, phrase scan) is CPU work: off the event loop.
         hints = self._hints.get(brief.chapter, "")
@@ -305,6 +314,19 @@ class LLMChapterAgents:
     async def refine(
         self, brief: ChapterBrief, text: str, *, focus: RefineFocus | None = None
     ) -> AgentResult[RefineEdits]:
+        # The first pass goes first among the calls on the draft (the others read the prefix it writes): in a
+        # queued run the next chapter's writer waits for its edits, nothing waits for the summary or judge.
+        model = self.client.settings.model_for(AgentRole.style_refiner)
+        claimed = focus is None and self._gate.claim(model, text)
+        try:
+            return await self._refine(brief, text, focus, claimed)
+        finally:
+            if claimed:
+                self._gate.release(model, text)
+
+    async def _refine(
+        self, brief: ChapterBrief, text: str, focus: RefineFocus | None, claimed: bool
+    ) -> AgentResult[RefineEdits]:
         facts = await self._load(brief.chapter)
         focus = focus or RefineFocus()
         budget = int(len(text) * MAX_CHANGE_RATIO) if focus.budget is None else focus.budget
@@ -320,7 +342,7 @@ class LLMChapterAgents:
         # judge now runs beside the first pass, so "has the judge recorded yet" cannot tell them apart.
         await self._note(facts, "polish" if later else "refiner", round_, prompt, AgentRole.style_refiner)
         return await self._review_call(
-            facts, AgentRole.style_refiner, prompt, RefineEdits, "润色修改清单", text
+            facts, AgentRole.style_refiner, prompt, RefineEdits, "润色修改清单", text, claimed=claimed
         )
 
     @_on_chapter
@@ -339,6 +361,8 @@ class LLMChapterAgents:
 
     @_on_chapter
     async def judge(self, brief: ChapterBrief, text: str, *, secondary: bool) -> AgentResult[Evaluation]:
+        role = AgentRole.judge_secondary if secondary else AgentRole.quality_judge
+        await self._gate.claimer_sent(self.client.settings.model_for(role), text)
         facts = await self._load(brief.chapter)
         # The context measures the text (style metrics): off the event loop.
         context = await asyncio.to_thread(fact_sheet.judge_context, facts, text)

@@ -102,12 +102,6 @@ class TextOverlay:
         self._checkpoint = cp
         self._meta = store.meta()
 
-    @classmethod
-    def from_staging(cls, store: NovelStore, after: int) -> TextOverlay | None:
-        """The overlay of ``after``'s staged text (a resumed chapter), or None when none is staged."""
-        text = store.staging(layout.chapter_path(after))
-        return cls(store, after, text) if text else None
-
     def document(self, path: str) -> str | None:
         if path not in self._docs:
             self._docs[path] = self._store.document(path)
@@ -225,28 +219,31 @@ class AheadWriter:
         result = await refining
         edits = result.value.edits if result.value is not None else []
         final = apply_edits(text, edits).text if edits else text  # what the pipeline stages as "refined"
-        await self._start(brief, lambda: TextOverlay(self.store, brief.chapter, final))
+        await self._start(brief, final)
         return result
 
     async def text_final(self, brief: ChapterBrief, text: str) -> None:
         """Chapter ``brief.chapter``'s final text is ``text`` (a resumed chapter about to be judged, or a
         polished one about to commit): draft the next chapter from it, unless a draft from the same text is
         under way (one from an earlier text is thrown away)."""
-        await self._start(brief, lambda: TextOverlay(self.store, brief.chapter, text))
+        await self._start(brief, text)
 
-    async def _start(self, brief: ChapterBrief, overlay_of: Callable[[], TextOverlay]) -> None:
+    async def _start(self, brief: ChapterBrief, text: str) -> None:
         n = brief.chapter
+        job = self._job
+        if job is not None and job.after == n and job.basis == content_hash(text):
+            return  # a resumed or retried chapter with the same text: the draft under way holds
         try:
             if not await self._allow(n):
                 return
-            overlay = await db(overlay_of)
+            overlay = await db(TextOverlay, self.store, n, text)
         except Exception:  # the early draft is an optimisation: chapter n goes on, n + 1 is written later
             log.warning("could not start drafting chapter %d early", n + 1, exc_info=True)
             return
         job = self._job
+        if job is not None and job.after == n and job.basis == overlay.basis:
+            return  # started meanwhile from the same text
         if job is not None:
-            if job.after == n and job.basis == overlay.basis:
-                return  # a resumed or retried chapter with the same text: the draft under way holds
             changed = f"第 {n} 章的正文已改变" if job.after == n else f"第 {job.after + 1} 章的预写没有用上"
             self.discard(f"{changed}，预写的第 {job.after + 1} 章作废")
         nxt = n + 1

@@ -362,7 +362,8 @@ class ChapterPipeline:
         if self.ahead is not None:  # a queued run: the next chapter's writer starts once the text is final
             refining = self.ahead.after_refine(brief, text, refining)
         judges = [False, True] if brief.key_chapter else [False]
-        tasks = [asyncio.ensure_future(self.agents.summarize(brief, text)), asyncio.ensure_future(refining)]
+        refine_task = asyncio.ensure_future(refining)  # first: a queued run's next writer waits for it
+        tasks = [asyncio.ensure_future(self.agents.summarize(brief, text)), refine_task]
         judging: list[asyncio.Future[AgentResult[Evaluation]]] = [
             asyncio.ensure_future(self.agents.judge(brief, text, secondary=s)) for s in judges
         ]

@@ -219,7 +219,8 @@ def test_a_chapter_sent_back_discards_the_early_draft(novel: Path) -> None:
         if isinstance(event, DraftDiscarded):
             staged_at_discard.append(store.list_staging(event.chapter))
 
-    with FakeAnthropicServer() as server:
+    # Chapter 3's judgement waits for the first early writer's request: the draft it throws away was begun.
+    with _JudgeWaitsForNextWriter() as server:
         script_defaults(server)
         server.script("quality_judge", judge_json(3.2))  # chapter 3's first judgement sends it back
         server.script("reviser", Reply(_REVISED, chunk_size=40))
@@ -314,7 +315,7 @@ def test_the_volume_end_drafts_nothing_into_the_next_volume(novel: Path) -> None
 
 def test_a_polished_chapter_drafts_the_next_one_again_from_the_polished_text(novel: Path) -> None:
     events: list[OrchestratorEvent] = []
-    with FakeAnthropicServer() as server:
+    with _JudgeWaitsForNextWriter() as server:  # the first early draft was begun before the gate
         script_defaults(server)
         server.script("quality_judge", judge_json(3.7))  # chapter 3: a second polish, then the commit
         summary = _run(novel, server, 2, events=events)
