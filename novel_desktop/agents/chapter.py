@@ -36,6 +36,7 @@ from novel_desktop.agents.ports import (
     WriteMode,
 )
 from novel_desktop.agents.review_prefix import PrefixGate, review_system, review_turn
+from novel_desktop.agents.summary_parts import SUMMARY_PARTS, MemoryReply, part_context
 from novel_desktop.agents.templates import RenderedPrompt, render_template
 from novel_desktop.agents.writer_budget import Cut, fit_writer_prompt
 from novel_desktop.domain.common import SeedModel
@@ -113,6 +114,8 @@ class LLMChapterAgents:
         self._facts: NovelFacts | None = None
         self._hints: dict[int, str] = {}
         self._gate = PrefixGate()
+        #: The summarizer as two parts at once (the pipeline's critical path); one whole call when False.
+        self.split_summary = True
 
     async def _load(self, chapter: int) -> NovelFacts:
         if self._facts is None or self._facts.chapter != chapter:
@@ -122,7 +125,9 @@ class LLMChapterAgents:
     def reading(self, source: FactsSource) -> LLMChapterAgents:
         """The same agents (same client) reading their facts from ``source``, not the novel as it is now:
         the historical rebuild gives each re-summarized chapter the novel as it was when it was written."""
-        return LLMChapterAgents(source, self.client, recorder=NullRecorder())
+        clone = LLMChapterAgents(source, self.client, recorder=NullRecorder())
+        clone.split_summary = False  # a rebuild is not on a chapter's critical path: one call is cheaper
+        return clone
 
     def ahead(self, source: FactsSource, recorder: ContextRecorder) -> LLMChapterAgents:
         """The same agents (same client, same writer hints) reading ``source`` and recording to ``recorder``:
@@ -151,7 +156,15 @@ class LLMChapterAgents:
         await asyncio.to_thread(self.recorder.record, facts.chapter, entry)
 
     async def _review_call(
-        self, facts: NovelFacts, role: AgentRole, prompt: RenderedPrompt, model: type[M], what: str, text: str
+        self,
+        facts: NovelFacts,
+        role: AgentRole,
+        prompt: RenderedPrompt,
+        model: type[M],
+        what: str,
+        text: str,
+        *,
+        claimed: bool = False,
     ) -> AgentResult[M]:
         """A call after the writer with the shared prefix (agents/review_prefix.py): the agents' instructions,
         the bible, then the chapter; this agent's task last. Waits for a call of the same prefix already
@@ -161,7 +174,7 @@ class LLMChapterAgents:
         system_values = await asyncio.to_thread(fact_sheet.review_system_values, facts)
         shared = await asyncio.to_thread(fact_sheet.review_shared_values, facts, text)
         system = system_blocks(review_system(system_values))
-        async with self._gate.turn(self.client.settings.model_for(role), text) as started:
+        async with self._gate.turn(self.client.settings.model_for(role), text, claimed=claimed) as started:
             result = await call_structured(
                 self.client,
                 role,
@@ -236,15 +249,19 @@ class LLMChapterAgents:
 
     @_on_chapter
     async def summarize(self, brief: ChapterBrief, text: str) -> AgentResult[SummaryOutput]:
+        await self._gate.claimer_sent(self.client.settings.model_for(AgentRole.summarizer), text)
         facts = await self._load(brief.chapter)
         # The context's analysis (style metrics, phrase scan) is CPU work: off the event loop.
         hints = self._hints.get(brief.chapter, "")
         context = await asyncio.to_thread(fact_sheet.summarizer_context, facts, text, hints)
-        prompt = render_template("summarizer", context)
-        await self._note(facts, "summarizer", await self._round(brief.chapter), prompt, AgentRole.summarizer)
-        result = await self._review_call(
-            facts, AgentRole.summarizer, prompt, SummarizerReply, "摘要与状态补丁", text
-        )
+        role = AgentRole.summarizer
+        if not self.split_summary:
+            prompt = render_template("summarizer", context)
+            await self._note(facts, "summarizer", await self._round(brief.chapter), prompt, role)
+            result = await self._review_call(facts, role, prompt, SummarizerReply, "摘要与状态补丁", text)
+            memory = result.value.storyline_memory if result.value is not None else None
+        else:
+            result, memory = await self._summary_parts(facts, brief.chapter, context, text)
         if result.value is None:
             return AgentResult(None, result.calls, result.warnings)
         reply = result.value
@@ -267,15 +284,50 @@ class LLMChapterAgents:
             summary_markdown=summary.to_markdown(),
             patch=patch,
             storyline_id=line,
-            storyline_memory=reply.storyline_memory,
+            storyline_memory=memory,
             cross_references=summary.cross_references,
             leak_risk=summary.leak_risk,
         )
         return AgentResult(out, result.calls, result.warnings)
 
+    async def _summary_parts(
+        self, facts: NovelFacts, chapter: int, context: dict[str, str], text: str
+    ) -> tuple[AgentResult[SummarizerReply], str | None]:
+        """The summarizer as two parts at once over the shared prefix (agents/summary_parts.py): the summary
+        and the state patch, and the storyline memory; each reply is shorter, so the stage ends sooner. The
+        result carries both parts' calls; a memory part that fails leaves the memory as it was."""
+        role = AgentRole.summarizer
+        prompts = {p: render_template("summarizer", part_context(context, p)) for p in SUMMARY_PARTS}
+        await self._note(facts, "summarizer", await self._round(chapter), prompts["S"], role)
+        facts_part, memory_part = await asyncio.gather(
+            self._review_call(facts, role, prompts["S"], SummarizerReply, "摘要与状态补丁", text),
+            self._review_call(facts, role, prompts["M"], MemoryReply, "故事线记忆", text),
+        )
+        calls, warnings = (
+            [*facts_part.calls, *memory_part.calls],
+            [*facts_part.warnings, *memory_part.warnings],
+        )
+        memory = memory_part.value.storyline_memory if memory_part.value is not None else None
+        if memory_part.value is None and facts_part.value is not None:
+            warnings.append(f"第 {chapter} 章的故事线记忆未能更新，沿用旧记忆")
+        return AgentResult(facts_part.value, calls, warnings), memory
+
     @_on_chapter
     async def refine(
         self, brief: ChapterBrief, text: str, *, focus: RefineFocus | None = None
+    ) -> AgentResult[RefineEdits]:
+        # The first pass goes first among the calls on the draft (the others read the prefix it writes): in a
+        # queued run the next chapter's writer waits for its edits, nothing waits for the summary or judge.
+        model = self.client.settings.model_for(AgentRole.style_refiner)
+        claimed = focus is None and self._gate.claim(model, text)
+        try:
+            return await self._refine(brief, text, focus, claimed)
+        finally:
+            if claimed:
+                self._gate.release(model, text)
+
+    async def _refine(
+        self, brief: ChapterBrief, text: str, focus: RefineFocus | None, claimed: bool
     ) -> AgentResult[RefineEdits]:
         facts = await self._load(brief.chapter)
         focus = focus or RefineFocus()
@@ -292,7 +344,7 @@ class LLMChapterAgents:
         # judge now runs beside the first pass, so "has the judge recorded yet" cannot tell them apart.
         await self._note(facts, "polish" if later else "refiner", round_, prompt, AgentRole.style_refiner)
         return await self._review_call(
-            facts, AgentRole.style_refiner, prompt, RefineEdits, "润色修改清单", text
+            facts, AgentRole.style_refiner, prompt, RefineEdits, "润色修改清单", text, claimed=claimed
         )
 
     @_on_chapter
@@ -311,6 +363,8 @@ class LLMChapterAgents:
 
     @_on_chapter
     async def judge(self, brief: ChapterBrief, text: str, *, secondary: bool) -> AgentResult[Evaluation]:
+        role = AgentRole.judge_secondary if secondary else AgentRole.quality_judge
+        await self._gate.claimer_sent(self.client.settings.model_for(role), text)
         facts = await self._load(brief.chapter)
         # The context measures the text (style metrics): off the event loop.
         context = await asyncio.to_thread(fact_sheet.judge_context, facts, text)
@@ -329,8 +383,8 @@ class LLMChapterAgents:
     async def _judge_panels(
         self, facts: NovelFacts, chapter: int, context: dict[str, str], text: str, round_: int
     ) -> AgentResult[Evaluation]:
-        """The ordinary judge as two panels at once over the shared prefix, merged into one Evaluation
-        (agents/judge_panels.py): each reply is about half as long, so the judge ends about twice as soon."""
+        """The ordinary judge as three panels at once over the shared prefix, merged into one Evaluation
+        (agents/judge_panels.py): each reply is about a third as long, so the judge ends that much sooner."""
         role = AgentRole.quality_judge
         prompts = [
             render_template("quality_judge", {**context, "judge_panel": PANEL_TASKS[p]}) for p in PANELS
@@ -345,12 +399,12 @@ class LLMChapterAgents:
         )
         calls = [c for r in results for c in r.calls]
         warnings = [w for r in results for w in r.warnings]
-        a, b = results[0].value, results[1].value
-        if a is None or b is None:
+        replies = {panel: r.value for panel, r in zip(PANELS, results, strict=True) if r.value is not None}
+        if len(replies) < len(PANELS):
             return AgentResult(None, calls, warnings)
         try:
-            merged = merge_panels(a, b, chapter, platform_profile(facts.platform).weights)
+            merged = merge_panels(replies, chapter, platform_profile(facts.platform).weights)
         except ValueError as exc:
-            warnings.append(f"评审结果不完整，两个评审组的回复合并不成一份评估：{exc}")
+            warnings.append(f"评审结果不完整，各评审组的回复合并不成一份评估：{exc}")
             return AgentResult(None, calls, warnings)
         return AgentResult(merged, calls, warnings)

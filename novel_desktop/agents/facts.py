@@ -14,6 +14,7 @@ from novel_desktop.agents.context import NovelFacts
 from novel_desktop.agents.judge_panels import FULL_PANEL
 from novel_desktop.agents.ports import RevisionOrder
 from novel_desktop.agents.storylines import whitelist_text
+from novel_desktop.agents.summary_parts import WHOLE_PART
 from novel_desktop.analysis import ai_phrases, style_metrics
 from novel_desktop.domain.evaluation import violation_rule_id
 from novel_desktop.domain.platforms import (
@@ -167,6 +168,7 @@ def summarizer_context(facts: NovelFacts, text: str, hints: str) -> dict[str, st
         "active_foreshadowing": json.dumps(facts.state.get("active_foreshadowing") or [], ensure_ascii=False),
         "storyline_memory": facts.memories.get(line, ""),
         "writer_hints": hints,
+        "summary_part": WHOLE_PART,  # the pipeline's summarizer overrides it per part (summary_parts.py)
         "chapter_content": text,
     }
 

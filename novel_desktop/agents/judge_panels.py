@@ -1,14 +1,15 @@
-"""The ordinary judge as two panels that run at once (issue 18: the critical path).
+"""The ordinary judge as three panels that run at once (issue 18: the critical path).
 
 One judge reply of ~1.7K tokens was about half the writer stage on the chapter's critical path. The pipeline's
-judge is therefore asked twice at once over the same shared prefix (agents/review_prefix.py), each call for
-half of the evaluation, and the halves are merged here into the one :class:`Evaluation` the gate reads:
+judge is therefore asked three times at once over the same shared prefix (agents/review_prefix.py), each call
+for a third of the evaluation, balanced by the size of what it writes, and the parts are merged here into the
+one :class:`Evaluation` the gate reads:
 
-- panel A (合规与情节): contract_verification, violations, and plot_logic, character, foreshadowing,
-  storyline_coherence;
-- panel B (文笔与读感): immersion, pacing, style_naturalness, emotional_impact, and new_ai_phrases.
+- panel A (合规与情节): contract_verification, violations, and plot_logic, foreshadowing;
+- panel B (人物与故事线): character, storyline_coherence, emotional_impact;
+- panel C (文笔与读感): immersion, pacing, style_naturalness, and new_ai_phrases.
 
-Both give risk_flags, required_fixes, issues and strengths for their half. The overall and the
+Each gives risk_flags, required_fixes, issues and strengths for its part. The overall and the
 recommendation are the program's (``finish_evaluation`` weights; the template's recommendation rule), never
 a panel's. The key chapter's secondary judge, the author's 重新评审 and batch re-judging stay one whole call
 (``FULL_PANEL``).
@@ -32,10 +33,12 @@ from novel_desktop.domain.evaluation import (
     weighted_overall,
 )
 
-#: Each panel's dimensions; together exactly the eight.
+#: Each panel's dimensions; together exactly the eight. Panel A also verifies the contract (its longest
+#: part), so it scores fewer dimensions: the three replies are about the same size.
 PANEL_DIMENSIONS: Mapping[str, tuple[str, ...]] = {
-    "A": ("plot_logic", "character", "foreshadowing", "storyline_coherence"),
-    "B": ("immersion", "pacing", "style_naturalness", "emotional_impact"),
+    "A": ("plot_logic", "foreshadowing"),
+    "B": ("character", "storyline_coherence", "emotional_impact"),
+    "C": ("immersion", "pacing", "style_naturalness"),
 }
 PANELS: tuple[str, ...] = tuple(PANEL_DIMENSIONS)
 
@@ -45,24 +48,31 @@ FULL_PANEL = (
     "scores 覆盖全部 8 个维度，并给出 overall 与 recommendation。"
 )
 
+_SHARED = "本章由三个评审组同时评审，你只负责本组的一部分：\n"
+_NOT_YOURS = "不写 overall、recommendation；其余维度由另外两个评审组负责，不要打分。"
+
 #: The ``judge_panel`` slot of each panel. The fake server and tests recognise a panel by 【评审组 X】.
 PANEL_TASKS: Mapping[str, str] = {
     "A": (
-        "【评审组 A】合规与情节组。本章由两个评审组同时评审，你只负责本组的一半：\n"
-        "- contract_verification：覆盖任务单列出的每一条规则和目标（W-、C-、OBJ-、LS-）；\n"
+        "【评审组 A】合规与情节组。" + _SHARED + "- contract_verification：覆盖任务单列出的每一条规则和目标"
+        "（W-、C-、OBJ-、LS-）；\n"
         "- violations：按「合规检查」的约束逐条写；\n"
-        "- scores 只打 plot_logic、character、foreshadowing、storyline_coherence 四个维度；\n"
-        "- risk_flags、required_fixes、issues、strengths 只写与合规、情节、人物、伏笔、故事线有关的；\n"
-        "- 不写 overall、recommendation、new_ai_phrases，其余四个维度由评审组 B 负责，不要打分。"
+        "- scores 只打 plot_logic、foreshadowing 两个维度；\n"
+        "- risk_flags、required_fixes、issues、strengths 只写与合规、情节、伏笔有关的；\n"
+        "- 不写 new_ai_phrases；" + _NOT_YOURS
     ),
     "B": (
-        "【评审组 B】文笔与读感组。本章由两个评审组同时评审，你只负责本组的一半：\n"
-        "- scores 只打 immersion、pacing、style_naturalness、emotional_impact 四个维度"
+        "【评审组 B】人物与故事线组。" + _SHARED + "- scores 只打 character、storyline_coherence、"
+        "emotional_impact 三个维度；\n"
+        "- risk_flags、required_fixes、issues、strengths 只写与人物、故事线、情感有关的；\n"
+        "- contract_verification 写空对象 {}，violations 写空列表，不写 new_ai_phrases；" + _NOT_YOURS
+    ),
+    "C": (
+        "【评审组 C】文笔与读感组。" + _SHARED + "- scores 只打 immersion、pacing、style_naturalness 三个维度"
         "（style_naturalness 以程序检测结果中的数字为据）；\n"
         "- new_ai_phrases：按约束列出新套话；\n"
-        "- risk_flags、required_fixes、issues、strengths 只写与文笔、节奏、情感、AI 腔有关的；\n"
-        "- contract_verification 写空对象 {}，violations 写空列表；不写 overall、recommendation；"
-        "其余四个维度由评审组 A 负责，不要打分。"
+        "- risk_flags、required_fixes、issues、strengths 只写与文笔、节奏、沉浸感、AI 腔有关的；\n"
+        "- contract_verification 写空对象 {}，violations 写空列表；" + _NOT_YOURS
     ),
 }
 
@@ -101,20 +111,22 @@ def recommend(overall: float, high_violation: bool) -> str:
 
 
 def merge_panels(
-    a: PanelReply, b: PanelReply, chapter: int, weights: Mapping[str, float] = DIMENSION_WEIGHTS
+    panels: Mapping[str, PanelReply], chapter: int, weights: Mapping[str, float] = DIMENSION_WEIGHTS
 ) -> Evaluation:
-    """The one Evaluation of both panels: each dimension from its own panel (the other's as a fallback when
-    a panel left one out), compliance from panel A, the lists of both; overall and recommendation computed.
-    Raises ``ValueError`` (pydantic's) when a dimension is scored by neither panel."""
-    own = {"A": a, "B": b}
+    """The one Evaluation of the panels' replies (by panel name): each dimension from its own panel (another's
+    as a fallback when a panel left one out), compliance from panel A, the lists of all; overall and
+    recommendation computed. Raises ``ValueError`` (pydantic's) when a dimension is scored by no panel."""
+    replies = [panels.get(p) or PanelReply() for p in PANELS]
+    own = dict(zip(PANELS, replies, strict=True))
     scores: dict[str, Any] = {}
     for panel, dims in PANEL_DIMENSIONS.items():
-        other = own["B" if panel == "A" else "A"]
+        order = [own[panel], *(r for p, r in own.items() if p != panel)]
         for dim in dims:
-            entry = own[panel].scores.get(dim, other.scores.get(dim))
+            entry = next((r.scores[dim] for r in order if dim in r.scores), None)
             if entry is not None:
                 scores[dim] = entry.to_json_dict()
     scores = {dim: scores[dim] for dim in DIMENSIONS if dim in scores}
+    a, style = own["A"], own[PANELS[-1]]
     data: dict[str, Any] = {
         "chapter": chapter,
         "contract_verification": a.contract_verification or {},
@@ -122,11 +134,11 @@ def merge_panels(
         "overall": 1,
         "recommendation": "revise",
         "violations": [v.to_json_dict() if isinstance(v, Violation) else v for v in a.violations],
-        "risk_flags": _union(a.risk_flags, b.risk_flags),
-        "required_fixes": [f.to_json_dict() for f in _union(a.required_fixes, b.required_fixes)],
-        "issues": _union(a.issues, b.issues),
-        "strengths": _union(a.strengths, b.strengths),
-        "new_ai_phrases": _union(b.new_ai_phrases, a.new_ai_phrases),
+        "risk_flags": _union(*(r.risk_flags for r in replies)),
+        "required_fixes": [f.to_json_dict() for f in _union(*(r.required_fixes for r in replies))],
+        "issues": _union(*(r.issues for r in replies)),
+        "strengths": _union(*(r.strengths for r in replies)),
+        "new_ai_phrases": _union(style.new_ai_phrases, *(r.new_ai_phrases for r in replies)),
     }
     evaluation = Evaluation.model_validate(data)
     overall = weighted_overall(evaluation.scores, weights)

@@ -101,12 +101,55 @@ class PrefixGate:
 
     def __init__(self) -> None:
         self._started: dict[tuple[str, str], asyncio.Event] = {}
+        #: Claimed pairs whose first caller has not sent its request yet.
+        self._claimed: dict[tuple[str, str], asyncio.Event] = {}
+
+    @staticmethod
+    def _key(model: str, chapter: str) -> tuple[str, str]:
+        return model, hashlib.sha256(chapter.encode()).hexdigest()
+
+    def claim(self, model: str, chapter: str) -> bool:
+        """Make the caller's coming ``turn(..., claimed=True)`` the pair's first, before it is ready to send:
+        the calls that get ready sooner wait for its response. False when the pair already has a first
+        caller. The claimer must :meth:`release` the pair if it never takes its turn."""
+        key = self._key(model, chapter)
+        if key in self._started:
+            return False
+        self._started[key] = asyncio.Event()
+        self._claimed[key] = asyncio.Event()
+        return True
+
+    def release(self, model: str, chapter: str) -> None:
+        """Let the pair's waiting callers go (a claimer's turn ended, or never came)."""
+        key = self._key(model, chapter)
+        for events in (self._claimed, self._started):
+            if key in events:
+                events[key].set()
+        self._claimed.pop(key, None)
+
+    async def claimer_sent(self, model: str, chapter: str) -> None:
+        """Wait until the pair's claimer has sent its request (at once when the pair is not claimed): a call
+        that will wait for the claimer's response anyway prepares its own prompt after that, so the
+        claimer's preparation, the one on the queue's path, does not share the CPU with theirs."""
+        sent = self._claimed.get(self._key(model, chapter))
+        if sent is not None:
+            await sent.wait()
 
     @asynccontextmanager
-    async def turn(self, model: str, chapter: str) -> AsyncIterator[asyncio.Event]:
-        """Wait for the pair's first caller if there is one; yields the event to set on the first text."""
-        key = (model, hashlib.sha256(chapter.encode()).hexdigest())
+    async def turn(self, model: str, chapter: str, *, claimed: bool = False) -> AsyncIterator[asyncio.Event]:
+        """Wait for the pair's first caller if there is one; yields the event to set on the first text.
+        ``claimed``: this caller claimed the pair (:meth:`claim`), so it goes at once and the others wait."""
+        key = self._key(model, chapter)
         started = self._started.get(key)
+        if claimed and started is not None:
+            sent = self._claimed.pop(key, None)
+            if sent is not None:
+                sent.set()
+            try:
+                yield started
+            finally:
+                started.set()
+            return
         if started is not None:
             await started.wait()
             yield asyncio.Event()

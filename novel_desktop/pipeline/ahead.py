@@ -1,20 +1,23 @@
-"""A queued run's pipelining (issue 18): chapter N+1's writer starts while chapter N is refined and judged.
+"""A queued run's pipelining (issue 18): chapter N+1's writer starts as soon as chapter N's text is final.
 
-N+1's writer reads N's summary, state delta and storyline memory, never N's text; so it starts as soon as
-N's summary is made (:meth:`AheadWriter.after_summary`; a resumed N whose summary was staged before the
-process stopped starts it before its judge, :meth:`AheadWriter.text_final`). While N is refined, judged and
-gated, N+1 is drafted from the novel *as it will be once N commits*: the committed documents and state with
-N's summary, state delta, foreshadowing updates and storyline memory laid over them
-(:class:`StagedOverlay`). Nothing of N+1 is staged while N is in flight — the checkpoint keeps one
-chapter in flight, so a crash loses only the early draft's cost, never the novel's consistency. The early
-draft lives in memory (:class:`PreparedDraft`, its context records in a :class:`BufferedRecorder`).
+N's text is final once its first refiner pass is applied (:meth:`AheadWriter.after_refine`; a resumed N
+whose refined text was staged before the process stopped starts it before its judge, and a polished N
+again with the polished text, :meth:`AheadWriter.text_final`). N+1's writer does not wait for N's
+summarizer: it reads the novel as committed before N, with the end of N's final text in place of N's
+summary (:class:`TextOverlay`), while N's summarizer, judge, gate and commit run beside it. Nothing of N+1
+is staged while N is in flight — the checkpoint keeps one chapter in flight, so a crash loses only the
+early draft's cost, never the novel's consistency. The early draft lives in memory (:class:`PreparedDraft`,
+its context records in a :class:`BufferedRecorder`).
 
-When N commits, the chapter pipeline takes the draft (:meth:`AheadWriter.take`) at the entry of N+1: it is
-used only if the facts it was written from equal the facts N+1's writer would read now from the committed
-novel (the "rebase"); then it is staged as if the writer had just finished (:func:`stage_prepared`) and the
-chapter goes on with length, summary, refine and judge as usual. Otherwise — N sent back, paused for the
-author, failed, the run stopped, a periodic check changed what the writer reads — the draft is thrown away
-with :class:`~novel_desktop.pipeline.events.DraftDiscarded`; its cost stays in the ledger under N+1.
+When N commits, the chapter pipeline takes the draft (:meth:`AheadWriter.take`) at the entry of N+1 (the
+"rebase"): it is used only if N's committed text is the text its writer read and everything else it read —
+all but what N's commit adds from N's summarizer: N's summary, the state and foreshadowing N changes, the
+memory of N's storyline — is what N+1's writer would read now (:func:`writer_view`). Then it is staged as if
+the writer had just finished (:func:`stage_prepared`) and N+1 goes on with length, summary, refine and
+judge as usual, all of which read the novel as committed, N's summary and state included. Otherwise — N
+sent back, polished into another text, paused for the author, failed, the run stopped, a periodic check
+changed what the writer reads — the draft is thrown away with
+:class:`~novel_desktop.pipeline.events.DraftDiscarded`; its cost stays in the ledger under N+1.
 """
 
 from __future__ import annotations
@@ -22,28 +25,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
-import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from novel_desktop.agents.context import NovelFacts, load_facts
+from novel_desktop.agents.context import NovelFacts, load_facts, trim_to_tokens
 from novel_desktop.agents.context_recorder import recorder_for
 from novel_desktop.agents.ports import (
     AgentResult,
     CallRecord,
     ChapterAgents,
     ChapterBrief,
-    SummaryOutput,
     WriteMode,
     WritesAhead,
 )
 from novel_desktop.domain.context_record import ContextEntry
 from novel_desktop.domain.ledger import attributed
-from novel_desktop.domain.state_ops import apply_foreshadow_updates, apply_patch
-from novel_desktop.domain.state_patch import PatchRejected
+from novel_desktop.domain.refine import RefineEdits, apply_edits
 from novel_desktop.pipeline.events import (
     DraftAhead,
     DraftDiscarded,
@@ -66,69 +66,43 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class StagedOverlay:
-    """The novel as it will be once chapter ``after`` commits, for :func:`load_facts` (a ``FactsSource``).
+#: How much of the chapter before the early draft's writer reads in place of its summary (the end of it).
+TAIL_TOKENS = 1_500
 
-    Built (and every read kept) while ``after`` is still in flight, so what it answers does not change when
-    the commit lands in the middle of the early draft."""
 
-    def __init__(
-        self,
-        store: NovelStore,
-        after: int,
-        *,
-        summary: str | None,
-        delta: str | None,
-        memories: dict[str, str],
-    ) -> None:
+def text_in_place_of_summary(chapter: int, text: str) -> str:
+    """What the early writer reads as chapter ``chapter``'s entry among the recent summaries while that
+    chapter's summary is not made yet: the end of its final text, marked as such."""
+    tail = trim_to_tokens(text.strip(), TAIL_TOKENS, keep="end")
+    return f"（第{chapter}章的摘要尚未生成，以下是该章定稿正文的结尾）\n{tail}"
+
+
+class TextOverlay:
+    """The novel as committed before chapter ``after``, with ``after``'s final text in place of its summary:
+    what chapter ``after + 1``'s early writer reads (a ``FactsSource`` for :func:`load_facts`).
+
+    ``after``'s summary, state change and storyline memory are not made yet when its text is final; the
+    writer reads the end of the text among the recent summaries instead, and the state, memories and
+    foreshadowing as they are before ``after``. Every read is kept, so what it answers does not change when
+    ``after`` commits in the middle of the early draft."""
+
+    def __init__(self, store: NovelStore, after: int, text: str) -> None:
         self._store = store
         self.after = after
+        self.text = text
+        #: What the overlay was made from: the same text means the same early draft still holds.
+        self.basis = content_hash(text)
         self._docs: dict[str, str | None] = {}
         self._lists: dict[str, list[str]] = {}
         self._under: dict[str, dict[str, str]] = {}
         self._recent: dict[tuple[int, int], list[tuple[int, str]]] = {}
-        self._summary = summary
-        #: What the overlay was made from: the same basis means the same early draft still holds.
-        self.basis = content_hash(json.dumps([summary, delta, sorted(memories.items())], ensure_ascii=False))
-        self._overrides = dict(memories)
-        state = store.current_state()
-        if delta:
-            try:
-                result = apply_patch(state, delta)
-            except PatchRejected:
-                pass  # the commit skips it too: the state stays as it is
-            else:
-                state = result.state
-                if result.foreshadow_updates:
-                    raw = store.document(layout.GLOBAL_FORESHADOWING)
-                    doc = json.loads(raw) if raw else {"foreshadowing": []}
-                    doc = apply_foreshadow_updates(doc, result.foreshadow_updates, after)
-                    self._overrides[layout.GLOBAL_FORESHADOWING] = json.dumps(doc, ensure_ascii=False)
-        self._state = state
+        self._state = store.current_state()
         cp = store.checkpoint()
         cp.update(last_completed_chapter=after, inflight_chapter=None, pipeline_stage="committed")
         self._checkpoint = cp
         self._meta = store.meta()
 
-    @classmethod
-    def from_staging(cls, store: NovelStore, after: int) -> StagedOverlay:
-        """The overlay of what ``after``'s summarizer staged (a resumed chapter)."""
-        staged = {path: store.staging(path) for path in store.list_staging(after)}
-        memories = {p: c for p, c in staged.items() if c is not None and _is_memory(p)}
-        summary, delta = staged.get(layout.summary_path(after)), staged.get(layout.delta_path(after))
-        return cls(store, after, summary=summary, delta=delta, memories=memories)
-
-    @classmethod
-    def from_summary(cls, store: NovelStore, brief: ChapterBrief, out: SummaryOutput) -> StagedOverlay:
-        """The overlay of a summary just made, before it is staged (what the pipeline will stage of it)."""
-        delta = json.dumps(out.patch, ensure_ascii=False) if out.patch is not None else None
-        line = out.storyline_id or brief.storyline_id
-        memories = {layout.memory_path(line): out.storyline_memory} if out.storyline_memory and line else {}
-        return cls(store, brief.chapter, summary=out.summary_markdown, delta=delta, memories=memories)
-
     def document(self, path: str) -> str | None:
-        if path in self._overrides:
-            return self._overrides[path]
         if path not in self._docs:
             self._docs[path] = self._store.document(path)
         return self._docs[path]
@@ -136,16 +110,12 @@ class StagedOverlay:
     def list_documents(self, prefix: str = "") -> list[str]:
         if prefix not in self._lists:
             self._lists[prefix] = self._store.list_documents(prefix)
-        extra = {p for p in self._overrides if p.startswith(prefix)}
-        return sorted(set(self._lists[prefix]) | extra)
+        return list(self._lists[prefix])
 
     def documents_under(self, prefix: str) -> dict[str, str]:
-        """The store's documents under ``prefix`` with the staged chapter's overrides laid over them."""
         if prefix not in self._under:
             self._under[prefix] = self._store.documents_under(prefix)
-        found = dict(self._under[prefix])
-        found.update({p: text for p, text in self._overrides.items() if p.startswith(prefix)})
-        return dict(sorted(found.items()))
+        return dict(self._under[prefix])
 
     def checkpoint(self) -> dict[str, Any]:
         return dict(self._checkpoint)
@@ -159,14 +129,24 @@ class StagedOverlay:
     def recent_summaries(self, before: int, n: int = 3) -> list[tuple[int, str]]:
         if (before, n) not in self._recent:
             found = dict(self._store.recent_summaries(before, n))
-            if self._summary is not None and self.after < before:
-                found[self.after] = self._summary
+            if self.after < before:
+                found[self.after] = text_in_place_of_summary(self.after, self.text)
             self._recent[(before, n)] = sorted(found.items())[-n:] if n > 0 else []
         return list(self._recent[(before, n)])
 
 
-def _is_memory(path: str) -> bool:
-    return path.startswith("storylines/") and path.endswith("/memory.md")
+def writer_view(facts: NovelFacts, after: int, line: str | None) -> NovelFacts:
+    """``facts`` less what chapter ``after``'s commit adds from its summarizer (its summary, the state and
+    foreshadowing it changes, the memory of its storyline ``line``): the facts an early draft read through a
+    :class:`TextOverlay` and the facts read after the commit agree on the rest, or the draft is stale."""
+    return replace(
+        facts,
+        recent=[(n, t) for n, t in facts.recent if n != after],
+        state={},
+        state_version=0,
+        global_foreshadowing=[],
+        memories={k: v for k, v in facts.memories.items() if k != line},
+    )
 
 
 class BufferedRecorder:
@@ -198,15 +178,19 @@ class PreparedDraft:
 @dataclass
 class _Job:
     after: int
+    #: The content hash of the text of ``after`` the draft was written from.
     basis: str
+    #: The storyline of ``after`` (its commit changes that line's memory).
+    line: str | None
     task: asyncio.Task[PreparedDraft]
 
 
 class AheadWriter:
-    """Drafts the next chapter of a queued run early. The chapter pipeline wraps each summarizer call in
-    :meth:`after_summary`, calls :meth:`text_final` before a judge and :meth:`take` at the entry of a fresh
-    chapter; the orchestrator passes it every pipeline event (:meth:`observe`) and calls :meth:`discard`
-    when a chapter stops the run and :meth:`close` when the run ends.
+    """Drafts the next chapter of a queued run early. The chapter pipeline wraps each first refiner pass in
+    :meth:`after_refine`, calls :meth:`text_final` before a resumed chapter's judge and after a polish, and
+    :meth:`take` at the entry of a fresh chapter;
+    the orchestrator passes it every pipeline event (:meth:`observe`) and calls :meth:`discard` when a chapter
+    stops the run and :meth:`close` when the run ends.
 
     ``allow(n)`` says whether chapter ``n + 1`` may be drafted while ``n`` is judged (the queue goes on past
     ``n`` and ``n + 1`` is in the same volume)."""
@@ -226,43 +210,48 @@ class AheadWriter:
         self._dropped: list[asyncio.Task[PreparedDraft]] = []
 
     # ------------------------------------------------------------------ hooks of the chapter pipeline
-    async def after_summary(
-        self, brief: ChapterBrief, summary: Awaitable[AgentResult[SummaryOutput]]
-    ) -> AgentResult[SummaryOutput]:
-        """Wraps the summarizer of ``brief``'s chapter: once its summary is made, the next chapter can be
-        drafted (its writer reads the summary, the state delta and the memory, never this chapter's text),
-        while this chapter's refine and judge go on."""
-        result = await summary
-        if result.value is not None:
-            out = result.value
-            await self._start(brief.chapter, lambda: StagedOverlay.from_summary(self.store, brief, out))
+    async def after_refine(
+        self, brief: ChapterBrief, text: str, refining: Awaitable[AgentResult[RefineEdits]]
+    ) -> AgentResult[RefineEdits]:
+        """Wraps the first refiner pass of ``brief``'s chapter (``text``: the draft it edits): once its edits
+        are in, the chapter's text is final and the next chapter can be drafted from it, while this chapter's
+        summarizer, judge, gate and commit go on."""
+        result = await refining
+        edits = result.value.edits if result.value is not None else []
+        final = apply_edits(text, edits).text if edits else text  # what the pipeline stages as "refined"
+        await self._start(brief, final)
         return result
 
-    async def text_final(self, n: int) -> None:
-        """Chapter ``n``'s text and summary are staged and about to be judged: draft ``n + 1`` now, unless a
-        draft from the same summary is under way (a resumed chapter gets its draft here)."""
-        await self._start(n, lambda: StagedOverlay.from_staging(self.store, n))
+    async def text_final(self, brief: ChapterBrief, text: str) -> None:
+        """Chapter ``brief.chapter``'s final text is ``text`` (a resumed chapter about to be judged, or a
+        polished one about to commit): draft the next chapter from it, unless a draft from the same text is
+        under way (one from an earlier text is thrown away)."""
+        await self._start(brief, text)
 
-    async def _start(self, n: int, overlay_of: Callable[[], StagedOverlay]) -> None:
+    async def _start(self, brief: ChapterBrief, text: str) -> None:
+        n = brief.chapter
+        job = self._job
+        if job is not None and job.after == n and job.basis == content_hash(text):
+            return  # a resumed or retried chapter with the same text: the draft under way holds
         try:
             if not await self._allow(n):
                 return
-            overlay = await db(overlay_of)
+            overlay = await db(TextOverlay, self.store, n, text)
         except Exception:  # the early draft is an optimisation: chapter n goes on, n + 1 is written later
             log.warning("could not start drafting chapter %d early", n + 1, exc_info=True)
             return
         job = self._job
+        if job is not None and job.after == n and job.basis == overlay.basis:
+            return  # started meanwhile from the same text
         if job is not None:
-            if job.after == n and job.basis == overlay.basis:
-                return  # a resumed or retried chapter with the same summary: the draft under way holds
-            changed = f"第 {n} 章的摘要已改变" if job.after == n else f"第 {job.after + 1} 章的预写没有用上"
+            changed = f"第 {n} 章的正文已改变" if job.after == n else f"第 {job.after + 1} 章的预写没有用上"
             self.discard(f"{changed}，预写的第 {job.after + 1} 章作废")
         nxt = n + 1
         self._emit(DraftAhead(nxt))
         task = asyncio.ensure_future(self._write(overlay, nxt))
-        self._job = _Job(n, overlay.basis, task)
+        self._job = _Job(n, overlay.basis, brief.storyline_id, task)
 
-    async def _write(self, overlay: StagedOverlay, n: int) -> PreparedDraft:
+    async def _write(self, overlay: TextOverlay, n: int) -> PreparedDraft:
         records = BufferedRecorder()
         facts: asyncio.Future[NovelFacts | None]
         if isinstance(self.agents, WritesAhead):
@@ -315,15 +304,17 @@ class AheadWriter:
             self.discard(f"第 {job.after} 章被退回修订，预写的第 {job.after + 1} 章作废")
 
     async def take(self, n: int) -> PreparedDraft | None:
-        """The early draft of chapter ``n`` if it is still good for the novel as committed now, else None."""
+        """The early draft of chapter ``n`` if it still holds for the novel as committed now, else None: the
+        chapter before committed the very text the draft's writer read, and everything else the writer read
+        (all but what that commit adds from its summarizer) is what it would read now."""
         job = self._job
         if job is None or job.after + 1 != n:
             if job is not None:
                 self.discard(f"第 {job.after + 1} 章的预写没有用上")
             return None
         self._job = None
-        # The facts N+1's writer reads now (from the novel as N left it), while the draft may still stream.
-        now = asyncio.ensure_future(db(load_facts, self.store, n))
+        # The novel as the chapter before left it, read while the draft may still stream.
+        now = asyncio.ensure_future(db(self._committed, job.after, n))
         try:
             prepared = await job.task
         except asyncio.CancelledError:  # the run was stopped while it waited for the draft
@@ -334,13 +325,26 @@ class AheadWriter:
             now.cancel()
             self._emit(DraftDiscarded(n, f"第 {n} 章预写失败：{exc}"))
             return None
-        if prepared.facts is not None and prepared.facts != await now:
+        text, facts = await now
+        if text is None or content_hash(text) != job.basis:
+            self._emit(DraftDiscarded(n, f"第 {job.after} 章提交的正文与预写时读到的不同，重新写作"))
+            return None
+        read, line = prepared.facts, job.line
+        if (
+            read is not None
+            and facts is not None
+            and writer_view(read, n - 1, line) != writer_view(facts, n - 1, line)
+        ):
             self._emit(
                 DraftDiscarded(n, f"第 {job.after} 章提交后，第 {n} 章要读的设定与预写时不同，重新写作")
             )
             return None
-        now.cancel()
         return prepared
+
+    def _committed(self, after: int, n: int) -> tuple[str | None, NovelFacts | None]:
+        """Chapter ``after``'s committed text and the facts chapter ``n``'s writer reads now."""
+        text = self.store.chapter_text(after)
+        return text, (load_facts(self.store, n) if isinstance(self.agents, WritesAhead) else None)
 
     def discard(self, reason: str) -> None:
         """Throw the early draft away (its task cancelled if it is still streaming)."""

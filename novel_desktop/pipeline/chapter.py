@@ -233,7 +233,7 @@ class ChapterPipeline:
             judged: Verdict | None = None
             if cp.get("pipeline_stage") == "refined":
                 if self.ahead is not None:  # a resumed chapter's next one starts here
-                    await self.ahead.text_final(n)
+                    await self.ahead.text_final(brief, text)
                 judged = await self._judge(brief, notes, text, outcome)
             # The judge stage's own verdict when it just ran (the gate reads the facts once per round).
             verdict = judged or await self._verdict(n, brief, notes, text)
@@ -267,6 +267,8 @@ class ChapterPipeline:
             # The author's own text is never rewritten by the refiner (issue 14): no polish either.
             if action is GateAction.POLISH and not notes["polished"] and not notes.get("author_edited"):
                 text = await self._polish(brief, notes, text, verdict, outcome)
+                if self.ahead is not None:  # the next chapter's early draft read the text before the polish
+                    await self.ahead.text_final(brief, text)
             if action in (GateAction.PASS, GateAction.POLISH, GateAction.FORCE_PASS):
                 flagged = decision.flagged or action is GateAction.FORCE_PASS
                 return await self._commit(brief, notes, text, decision, flagged, outcome)
@@ -356,14 +358,12 @@ class ChapterPipeline:
             self._emit(StageStarted(n, Stage.REFINE))
         self._emit(StageStarted(n, Stage.JUDGE))
         started = time.monotonic()
-        summarizing = self.agents.summarize(brief, text)
-        if self.ahead is not None:  # a queued run: the next chapter's writer starts once the summary is made
-            summarizing = self.ahead.after_summary(brief, summarizing)
+        refining = _no_edits() if authors else self.agents.refine(brief, text)
+        if self.ahead is not None:  # a queued run: the next chapter's writer starts once the text is final
+            refining = self.ahead.after_refine(brief, text, refining)
         judges = [False, True] if brief.key_chapter else [False]
-        tasks = [
-            asyncio.ensure_future(summarizing),
-            asyncio.ensure_future(_no_edits() if authors else self.agents.refine(brief, text)),
-        ]
+        refine_task = asyncio.ensure_future(refining)  # first: a queued run's next writer waits for it
+        tasks = [asyncio.ensure_future(self.agents.summarize(brief, text)), refine_task]
         judging: list[asyncio.Future[AgentResult[Evaluation]]] = [
             asyncio.ensure_future(self.agents.judge(brief, text, secondary=s)) for s in judges
         ]

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from novel_desktop.agents.judge_panels import FULL_PANEL
+from novel_desktop.agents.summary_parts import WHOLE_PART
 from novel_desktop.agents.templates import (
     CACHE_MARKER,
     EMPTY_VALUE,
@@ -139,6 +140,7 @@ EXPECTED_SLOTS: dict[str, set[str]] = {
         "active_foreshadowing",
         "storyline_memory",
         "writer_hints",
+        "summary_part",
         "chapter_content",
     },
     "style_analyzer": {
@@ -415,6 +417,7 @@ def realistic_context(name: str) -> dict[str, str]:
             "convergence_note": "本章不是交汇事件章",
             "active_foreshadowing": "- broken_jade：半块水云纹残玉（advanced）\n- chen_lao_past：陈老旧事（planted）",
             "writer_hints": '{"hints":[{"op":"set","path":"characters.lin-feng.location","value":"苍梧宗山门"}]}',
+            "summary_part": WHOLE_PART,
         },
         "book_reader": {
             "synopsis": "## 已出场人物（沿用这些名字）\n林枫（小枫）、陈老\n\n## 最近几章摘要\n- 第 1 章："

@@ -12,8 +12,8 @@ With the fake Messages API server streaming at a fixed token rate, it measures:
   calls (cache writes are not savings); the fake applies each model's minimum cacheable prefix;
 - ``refiner_output_share``: the refiner's output tokens over the chapter's (writer's) output tokens;
 - ``chapter_cost_usd``: the paced chapter's cost with the default Anthropic models at the fake's usage (1
-  token per 汉字; replies of realistic size: a ~3,000-字 chapter, a ~1.7K-token judge in two
-  ~0.85K-token panels, a ~0.7K summary).
+  token per 汉字; replies of realistic size: a ~3,000-字 chapter, a ~1.7K-token judge in three
+  ~0.55K-token panels, a ~0.7K summary in two parts: the summary and patch, the storyline memory).
 
 The paced chapter is a day's second one: a chapter before it warms the prompt cache. ``--json`` prints
 exactly these eight figures; ``--details`` adds the paced chapter's wall time and per-stage usage.
@@ -33,6 +33,8 @@ from typing import Any
 
 from novel_desktop.agents.chapter import LLMChapterAgents, writer_prompt
 from novel_desktop.agents.context import estimate_tokens, load_facts
+from novel_desktop.agents.judge_panels import PANELS
+from novel_desktop.agents.summary_parts import SUMMARY_PARTS
 from novel_desktop.llm.client import LLMClient
 from novel_desktop.llm.settings import LLMSettings, RetrySettings
 from novel_desktop.pipeline.chapter import ChapterPipeline
@@ -44,6 +46,7 @@ from tests.e2e.replies import (
     realistic_judge_json,
     realistic_refiner_json,
     realistic_summarizer_json,
+    summary_part_json,
     writer_text,
 )
 from tests.fakes.anthropic_server import FakeAnthropicServer, Reply
@@ -68,9 +71,11 @@ def _script(server: FakeAnthropicServer, rate: float | None) -> None:
 
     server.set_default("chapter_writer", reply(writer_text(7)))
     server.set_default("summarizer", reply(realistic_summarizer_json()))
+    for part in SUMMARY_PARTS:  # the pipeline's summarizer is two parts: summary and patch; the memory
+        server.set_default(f"summarizer#{part}", reply(summary_part_json(realistic_summarizer_json(), part)))
     server.set_default("style_refiner", reply(realistic_refiner_json()))
     server.set_default("quality_judge", reply(realistic_judge_json(4.2)))
-    for panel in ("A", "B"):  # the pipeline's judge is two panels, each writing its half (~0.85K tokens)
+    for panel in PANELS:  # the pipeline's judge is three panels, each writing its part (~0.55K tokens)
         server.set_default(f"quality_judge#{panel}", reply(panel_json(realistic_judge_json(4.2), panel)))
     server.set_default("judge_secondary", reply(realistic_judge_json(4.2)))
 

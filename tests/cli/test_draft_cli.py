@@ -72,8 +72,8 @@ def test_the_whole_manual_edit_loop(
     assert "第3章" in capsys.readouterr().out
     assert len(fake.requests_for("chapter_writer")) + len(fake.requests_for("reviser")) == writers
     assert len(fake.requests_for("style_refiner")) == refiners  # the author's text is not restyled
-    assert len(fake.requests_for("summarizer")) == summaries + 1
-    assert len(fake.requests_for("quality_judge")) == judges + 2  # the judge's two panels
+    assert len(fake.requests_for("summarizer")) == summaries + 2  # its two parts
+    assert len(fake.requests_for("quality_judge")) == judges + 3  # the judge's three panels
     assert "守门弟子皱眉" in fake.requests_for("quality_judge")[-1].user_text
 
     with NovelStore.open(novel, readonly=True) as store:

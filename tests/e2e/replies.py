@@ -145,25 +145,36 @@ def realistic_judge_json(score: float) -> str:
 
 
 def panel_json(full: str, panel: str) -> str:
-    """One judge panel's half of the judge reply ``full`` (agents/judge_panels.py): its dimensions, and
-    compliance for panel A / new AI phrases for panel B."""
-    from novel_desktop.agents.judge_panels import PANEL_DIMENSIONS
+    """One judge panel's part of the judge reply ``full`` (agents/judge_panels.py): its dimensions, and
+    compliance for panel A / new AI phrases for panel C; the lists shared out one item each (C the rest)."""
+    from novel_desktop.agents.judge_panels import PANEL_DIMENSIONS, PANELS
 
     reply = json.loads(full)
-    half = {
+    at = PANELS.index(panel)
+    share = slice(at, None) if panel == PANELS[-1] else slice(at, at + 1)
+    part = {
         "chapter": reply["chapter"],
         "scores": {k: v for k, v in reply["scores"].items() if k in PANEL_DIMENSIONS[panel]},
         "risk_flags": reply.get("risk_flags", []),
+        "contract_verification": reply["contract_verification"] if panel == "A" else {},
+        "violations": reply["violations"] if panel == "A" else [],
+        "required_fixes": reply["required_fixes"][share],
+        "issues": reply["issues"][share],
+        "strengths": reply["strengths"][share],
     }
-    if panel == "A":
-        half.update(contract_verification=reply["contract_verification"], violations=reply["violations"])
-        half.update(required_fixes=reply["required_fixes"][:1], issues=reply["issues"][:1])
-        half["strengths"] = reply["strengths"][:1]
-    else:
-        half.update(contract_verification={}, violations=[], new_ai_phrases=reply.get("new_ai_phrases", []))
-        half.update(required_fixes=reply["required_fixes"][1:], issues=reply["issues"][1:])
-        half["strengths"] = reply["strengths"][1:]
-    return json.dumps(half, ensure_ascii=False)
+    if panel == PANELS[-1]:
+        part["new_ai_phrases"] = reply.get("new_ai_phrases", [])
+    return json.dumps(part, ensure_ascii=False)
+
+
+def summary_part_json(full: str, part: str) -> str:
+    """One summarizer part's share of the summary reply ``full`` (agents/summary_parts.py): the storyline
+    memory for part M, everything else for part S."""
+    reply = json.loads(full)
+    head = {"chapter": reply["chapter"], "storyline_id": reply["storyline_id"]}
+    if part == "M":
+        return json.dumps({**head, "storyline_memory": reply.get("storyline_memory")}, ensure_ascii=False)
+    return json.dumps({**reply, "storyline_memory": None}, ensure_ascii=False)
 
 
 def realistic_summarizer_json() -> str:

@@ -42,9 +42,11 @@ def test_three_chapters_through_the_whole_pipeline(
         log = store.pipeline_log(5)
         assert [s["name"] for s in log["stages"]] == [
             "draft",
+            "summarize",  # the summarizer's two parts (summary and patch; storyline memory)
             "summarize",
             "refine",
-            "judge",  # the ordinary judge's two panels, one call each
+            "judge",  # the ordinary judge's three panels, one call each
+            "judge",
             "judge",
             "judge_secondary",
         ]

@@ -97,9 +97,9 @@ def test_two_revisions_that_fall_short_commit_with_a_flag(
     assert line.startswith("第3章 ")
     assert line.endswith("3.2→修订→3.1→修订→3.3 ⚠️ 已标记")
     assert len(fake.requests_for("reviser")) == 2
-    # Each of the three judgings is two panels at once, each asked for its half.
+    # Each of the three judgings is three panels at once, each asked for its part.
     panels = [r.panel for r in fake.requests_for("quality_judge")]
-    assert len(panels) == 6 and all(sorted(panels[i : i + 2]) == ["A", "B"] for i in range(0, 6, 2))
+    assert len(panels) == 9 and all(sorted(panels[i : i + 3]) == ["A", "B", "C"] for i in range(0, 9, 3))
     with NovelStore.open(novel, write=False) as store:
         log = store.pipeline_log(3)
         assert (log["gate_decision"], log["revisions"], log["scores"]) == ("force_pass", 2, [3.2, 3.1, 3.3])

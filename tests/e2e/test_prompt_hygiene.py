@@ -115,7 +115,7 @@ def test_a_retry_is_said_once_in_chinese(
     from tests.fakes.anthropic_server import Reply
 
     fake.script("chapter_writer", Reply.overloaded(), Reply(writer_text(), chunk_size=40))
-    fake.script("summarizer", Reply.malformed_json(), summarizer_json())
+    fake.script("summarizer#S", Reply.malformed_json(), summarizer_json())  # the summary's part
     assert main(["continue", str(novel), "--non-interactive"]) == 0
     err = capsys.readouterr().err
     repaired = [line for line in err.splitlines() if "修复重试后成功" in line]
@@ -168,8 +168,10 @@ def test_the_chapter_is_one_cached_block_the_later_calls_send_identically(
     fake.script("quality_judge", judge_json(4.2), judge_json(4.2), judge_json(3.7))
     fake.script("judge_secondary", judge_json(3.7))
     assert main(["continue", str(novel), "-n", "3", "--non-interactive"]) == 0
-    # Chapter 5's two judge panels; they start at once, so either may reach the server first.
-    judge, other_panel = sorted(fake.requests_for("quality_judge")[4:6], key=lambda r: r.panel or "")
+    # Chapter 5's three judge panels; they start at once, so any may reach the server first.
+    judge, other_panel, third_panel = sorted(
+        fake.requests_for("quality_judge")[6:9], key=lambda r: r.panel or ""
+    )
     second = fake.requests_for("judge_secondary")[0]
     polish = fake.requests_for("style_refiner")[-1]
     summarizer = fake.requests_for("summarizer")[-1]
@@ -184,14 +186,15 @@ def test_the_chapter_is_one_cached_block_the_later_calls_send_identically(
     # The judges, the summarizer and the first refiner run at once on the draft and send the very same
     # block, cache-marked, and the chapter only there: one of them writes the prefix, the others read it.
     first_refine = fake.requests_for("style_refiner")[-2]
-    for request in (second, summarizer, first_refine, other_panel):
+    for request in (second, summarizer, first_refine, other_panel, third_panel):
         assert chapter_blocks(request) == [judged]
         assert user_text(request).count(judged) == 1
-    # The panels and the secondary judge differ only in the task after the prefix: which half to give.
-    tasks = [r.body["messages"][0]["content"][1]["text"] for r in (judge, other_panel, second)]
-    assert "【评审组 A】" in tasks[0] and "【评审组 B】" in tasks[1] and "完整评审" in tasks[2]
-    assert [r.panel for r in (judge, other_panel, second)] == ["A", "B", None]
-    assert other_panel.body["system"] == judge.body["system"]
+    # The panels and the secondary judge differ only in the task after the prefix: which part to give.
+    tasks = [r.body["messages"][0]["content"][1]["text"] for r in (judge, other_panel, third_panel, second)]
+    assert "【评审组 A】" in tasks[0] and "【评审组 B】" in tasks[1] and "【评审组 C】" in tasks[2]
+    assert "完整评审" in tasks[3]
+    assert [r.panel for r in (judge, other_panel, third_panel, second)] == ["A", "B", "C", None]
+    assert other_panel.body["system"] == third_panel.body["system"] == judge.body["system"]
     # The second polish works on the refined text, quoted once in the same place.
     [refined] = chapter_blocks(polish)
     assert refined != judged and "哼了一声" in refined and user_text(polish).count(refined) == 1
@@ -206,19 +209,19 @@ def test_a_repair_reads_the_chapter_from_the_cache(novel: Path, fake: FakeAnthro
 
     fake.script("quality_judge", Reply.malformed_json(), judge_json(4.2))
     assert main(["continue", str(novel), "--non-interactive"]) == 0
-    # The malformed reply served both panels (one scripted judgement answers both halves): each repairs.
+    # The malformed reply served every panel (one scripted judgement answers all parts): each repairs.
     requests = fake.requests_for("quality_judge")
-    assert sorted(r.panel or "" for r in requests) == ["A", "A", "B", "B"]
+    assert sorted(r.panel or "" for r in requests) == ["A", "A", "B", "B", "C", "C"]
     [chapter] = chapter_blocks(requests[0])
     assert all(chapter_blocks(r) == [chapter] for r in requests)
     usage = [r["usage"] for r in fake.reported if r["role"] == "quality_judge"]
-    # Only the first call writes the prefix; the other panel and both repairs read the chapter from it.
-    assert sum(u["cache_read_input_tokens"] >= estimate_tokens(chapter) for u in usage) >= 3
+    # Only the first call writes the prefix; the other panels and the repairs read the chapter from it.
+    assert sum(u["cache_read_input_tokens"] >= estimate_tokens(chapter) for u in usage) >= 5
     with NovelStore.open(novel, write=False) as store:
         judge_stage = [s for s in store.pipeline_log(3)["stages"] if s["name"] == "judge"]
-    assert len(judge_stage) == 4  # the pipeline log shows each panel's repair reading the chapter's cache
-    assert judge_stage[1]["cache_read_input_tokens"] >= estimate_tokens(chapter)
-    assert judge_stage[3]["cache_read_input_tokens"] >= estimate_tokens(chapter)
+    assert len(judge_stage) == 6  # the pipeline log shows each panel's repair reading the chapter's cache
+    for repair in (1, 3, 5):
+        assert judge_stage[repair]["cache_read_input_tokens"] >= estimate_tokens(chapter)
 
 
 def test_each_storyline_fact_reaches_the_writer_once_and_a_line_is_adjacent_or_frozen(

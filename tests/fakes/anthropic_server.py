@@ -44,10 +44,12 @@ if TYPE_CHECKING:
 #: The API key tests give the fake server (it accepts any key unless started with ``api_key``).
 TEST_KEY = "sk-ant-test-0123456789abcdef"
 ANY_ROLE = "*"
-#: How a judge panel's task names it (agents/judge_panels.py PANEL_TASKS).
-_PANEL = re.compile(r"【评审组 ([AB])】")
-#: The judge's panels: a reply queued or defaulted for the role serves both panels of one judgement.
-_PANELS = ("A", "B")
+#: How a judge panel's or a summarizer part's task names it (agents/judge_panels.py PANEL_TASKS,
+#: agents/summary_parts.py PART_TASKS).
+_PANEL = re.compile(r"【(?:评审组|摘要组) ([A-Z])】")
+#: The judge's panels and the summarizer's parts: a reply queued or defaulted for the role serves every
+#: panel of one judgement (every part of one summary).
+_PANELS = {"quality_judge": ("A", "B", "C"), "summarizer": ("S", "M")}
 #: The queue batched requests take their replies from when no queue is named by their custom_id.
 BATCH_ROLE = "batch"
 
@@ -121,6 +123,9 @@ class Reply:
     empty: bool = False
     #: Finish the HTTP body cleanly but without message_delta and message_stop (a proxy cut the stream).
     ends_early: bool = False
+    #: After the first delta, wait (at most 10 s) until this event is set before the rest: a reply that
+    #: stays unfinished until something else has happened. Whether it was set is appended to ``held``.
+    hold_until: threading.Event | None = None
 
     # Named faults, so a test reads as what it simulates.
     @classmethod
@@ -198,8 +203,9 @@ class RecordedRequest:
 
     @property
     def panel(self) -> str | None:
-        """The judge panel a request asks for (``A``/``B``, from 【评审组 X】 in the last block of its first
-        user turn: a repair retry continues the same conversation), or None."""
+        """The judge panel or summarizer part a request asks for (``A``/``B``/``C`` from 【评审组 X】, ``S``/``M``
+        from 【摘要组 X】, in the last block of its first user turn: a repair retry continues the same
+        conversation), or None."""
         content = self.body["messages"][0].get("content") if self.body.get("messages") else None
         last = content if isinstance(content, str) else str((content or [{}])[-1].get("text", ""))
         match = _PANEL.search(last)
@@ -261,6 +267,8 @@ class FakeAnthropicServer:
         self.reported: list[dict[str, Any]] = []
         #: Roles whose stream the client closed before the end.
         self.disconnects: list[str | None] = []
+        #: For each reply with ``hold_until``: whether the event was set before the wait ran out.
+        self.held: list[bool] = []
         self.client_disconnected = threading.Event()
         self._lock = threading.Lock()
         self._queues: dict[str, deque[Reply]] = defaultdict(deque)
@@ -333,7 +341,7 @@ class FakeAnthropicServer:
     def _next_reply(self, role: str | None, *more: str, panel: str | None = None) -> Reply:
         """The next reply for ``role``. A judge panel's request takes ``"<role>#<panel>"``'s queue first
         (a test scripting each panel), then the role's; a reply it takes from the role's queue is also
-        queued for the other panel, so one scripted judgement answers both halves of one judging."""
+        queued for the other panels, so one scripted judgement answers every part of one judging."""
         with self._lock:
             keys = (role or "", *more, ANY_ROLE)
             if panel is not None:
@@ -342,7 +350,7 @@ class FakeAnthropicServer:
                     return self._queues[own].popleft()
                 if self._queues[role or ""]:
                     reply = self._queues[role or ""].popleft()
-                    for other in _PANELS:
+                    for other in _PANELS.get(role or "", ()):
                         if other != panel:
                             self._queues[f"{role}#{other}"].append(reply)
                     return reply
@@ -750,6 +758,8 @@ class _Handler(BaseHTTPRequestHandler):
                     return
                 if piece is None:
                     break
+                if n == 1 and reply.hold_until is not None:
+                    self.owner.held.append(reply.hold_until.wait(10))
                 if reply.token_rate:
                     self._pause(estimate_tokens(piece) / reply.token_rate)
                 else:

@@ -112,7 +112,7 @@ def test_a_revision_of_the_authors_text_keeps_it_in_the_history(store: NovelStor
     replace_staged_text(store, 1, EDIT)
     agents = ScriptedAgents(scores=[3.2, 4.2])
     run(store, agents)
-    assert agents.calls == ["summarize", "judge", "write:revise", "summarize", "refine", "judge"]
+    assert agents.calls == ["summarize", "judge", "write:revise", "refine", "summarize", "judge"]
     history = store.revisions(1)
     assert "manual" in [r.kind for r in history]
     assert EDIT in [store.revision_text(r.id) for r in history]

@@ -1,11 +1,13 @@
 """A queued run (``run_until_blocked(max_chapters=K)``, the CLI's ``novel run -n K`` and the window's 续写 K
-章) pipelines its chapters (issue 18): chapter N+1's writer starts once N's text is final, while N is judged,
-from the novel as it will be after N commits; nothing of N+1 is staged until N commits; a chapter sent back,
-a stopped run or a killed process throws the early draft away. Real .novel, real SDK, the fake server."""
+章) pipelines its chapters (issue 18): chapter N+1's writer starts once N's text is final (refined), while N
+is summarized and judged, reading the end of N's text in place of N's summary; N+1's summarizer and judge
+read N as committed; nothing of N+1 is staged until N commits; a chapter sent back, a stopped run or a
+killed process throws the early draft away. Real .novel, real SDK, the fake server."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import threading
 from collections.abc import Callable
@@ -14,6 +16,7 @@ from typing import Any
 
 from novel_desktop.domain.novel_ask import AnswerSpec
 from novel_desktop.domain.novel_ask_answers import build_answer_spec
+from novel_desktop.pipeline.ahead import text_in_place_of_summary
 from novel_desktop.pipeline.events import (
     ChapterCommitted,
     DraftAhead,
@@ -25,7 +28,7 @@ from novel_desktop.pipeline.orchestrator import Orchestrator, OrchestratorEvent,
 from novel_desktop.session import NovelSession
 from novel_desktop.storage import layout
 from novel_desktop.storage.store import NovelStore
-from tests.e2e.replies import judge_json, script_defaults, writer_text
+from tests.e2e.replies import judge_json, script_defaults, summarizer_json, writer_text
 from tests.fakes.anthropic_server import FakeAnthropicServer, RecordedRequest, Reply, fast_settings
 
 KEY = "sk-ant-test-queued"
@@ -74,8 +77,8 @@ def _run(
         return None
 
 
-def _prompt(request: RecordedRequest) -> tuple[Any, Any]:
-    return request.body.get("system"), request.body["messages"]
+def _body(request: RecordedRequest) -> str:
+    return json.dumps([request.body.get("system"), request.body["messages"]], ensure_ascii=False)
 
 
 def _novel_after(path: Path) -> dict[str, Any]:
@@ -117,14 +120,24 @@ def test_a_queued_run_commits_what_chapter_by_chapter_runs_would(novel: Path, tm
 
     expected, got = _novel_after(one_by_one), _novel_after(queued)
     assert got == expected and got["last"] == 5
-    # Chapters 4 and 5 were drafted early, from the novel as chapter 3 and 4 left it: the writer was sent the
-    # very prompt (the previous chapter's summary, the state after it) the chapter-by-chapter run sent.
+    # Chapters 4 and 5 were drafted early, from the end of chapter 3's and 4's final text (their summaries
+    # were not made yet), and adopted: what those chapters committed is the very text their writers read.
     assert [e.chapter for e in events if isinstance(e, DraftAhead)] == [4, 5]
     assert [e for e in events if isinstance(e, DraftDiscarded)] == []
-    assert [_prompt(r) for r in second.requests_for("chapter_writer")] == [
-        _prompt(r) for r in first.requests_for("chapter_writer")
-    ]
-    assert "第3章" in second.requests_for("chapter_writer")[1].user_text
+    queued_writers = [r.user_text for r in second.requests_for("chapter_writer")]
+    sequential_writers = [r.user_text for r in first.requests_for("chapter_writer")]
+    assert queued_writers[0] == sequential_writers[0]
+    summary = "林枫持残玉上山，守门弟子以年龄拒收"
+    for n, prompt in ((4, queued_writers[1]), (5, queued_writers[2])):
+        before = n - 1
+        assert text_in_place_of_summary(before, got["texts"][before]) in prompt
+        assert f"第{before}章：{summary}" not in prompt
+        assert f"第{before - 1}章：" in prompt  # the summaries already committed, as usual
+    assert f"第3章：{summary}" in sequential_writers[1]
+    # Every call after the writer read the novel as committed, as a chapter-by-chapter run does: the same
+    # requests, the previous chapter's summary and state included.
+    for role in ("summarizer", "style_refiner", "quality_judge"):
+        assert sorted(map(_body, second.requests_for(role))) == sorted(map(_body, first.requests_for(role)))
     assert staged_ahead == [[], []]  # nothing of the early chapter was staged while the one before was open
     with NovelStore.open(queued, write=False) as store:
         log = store.pipeline_log(4) or {}
@@ -154,11 +167,48 @@ def test_the_next_writer_starts_before_the_judge_replies(novel: Path) -> None:
     with _JudgeWaitsForNextWriter() as server:
         script_defaults(server)
         summary = _run(novel, server, 2)
-        roles = [r.role for r in server.requests if r.role in ("chapter_writer", "summarizer")]
+        roles = [r.role for r in server.requests if r.role in ("chapter_writer", "style_refiner")]
     assert summary is not None and [c.chapter for c in summary.chapters] == [3, 4]
-    assert server.judge_saw_writer and all(server.judge_saw_writer)  # both judge panels may wait
-    # Chapter 4's writer waited for chapter 3's summary (it reads it), not for chapter 3's refine or judge.
-    assert roles[:3] == ["chapter_writer", "summarizer", "chapter_writer"]
+    assert server.judge_saw_writer and all(server.judge_saw_writer)  # every judge panel may wait
+    # Chapter 4's writer waited for chapter 3's refiner (the text is final), not for its judge.
+    assert roles[:3] == ["chapter_writer", "style_refiner", "chapter_writer"]
+
+
+class _SummaryWaitsForNextWriter(FakeAnthropicServer):
+    """Chapter 3's summary is held after its first words until chapter 4's writer request has arrived."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.second_writer = threading.Event()
+
+    def _next_reply(self, role: str | None, *more: str, panel: str | None = None) -> Reply:
+        if role == "chapter_writer" and len(self.requests_for("chapter_writer")) >= 2:
+            self.second_writer.set()
+        return super()._next_reply(role, *more, panel=panel)
+
+
+def test_the_next_writer_does_not_wait_for_the_summary(novel: Path) -> None:
+    with _SummaryWaitsForNextWriter() as server:
+        script_defaults(server)
+        server.script("summarizer", Reply(summarizer_json(), hold_until=server.second_writer))
+        summary = _run(novel, server, 2)
+        judges = [r.user_text for r in server.requests_for("quality_judge")]
+        summarizers = [r.user_text for r in server.requests_for("summarizer")]
+    assert summary is not None and [c.chapter for c in summary.chapters] == [3, 4]
+    # Chapter 4's writer request reached the server while chapter 3's summary was still being written.
+    assert server.held == [True, True]  # both parts of the summary were held
+    # Chapter 4's summarizer and judge came after chapter 3 committed and read its summary and its state.
+    with NovelStore.open(novel, write=False) as store:
+        version_after_3 = store.current_state()["state_version"] - 1
+        summary_3 = (store.summary(3) or "").strip()
+    chapter_4 = [t for t in judges if "第4章" in t and "第3章：林枫持残玉上山" in t]
+    assert len(chapter_4) == 3 and "林枫持残玉上山" in summary_3  # every panel
+    assert all(f"patch.base_state_version 必须是 {version_after_3}" in t for t in summarizers[2:])
+    assert len(summarizers) == 4
+
+
+_REVISED_END = "他把考核木牌揣进怀里，转身去找今夜的落脚处。"
+_REVISED = writer_text().replace("\n\n```json", f"\n\n{_REVISED_END}\n\n```json", 1)
 
 
 def test_a_chapter_sent_back_discards_the_early_draft(novel: Path) -> None:
@@ -169,11 +219,13 @@ def test_a_chapter_sent_back_discards_the_early_draft(novel: Path) -> None:
         if isinstance(event, DraftDiscarded):
             staged_at_discard.append(store.list_staging(event.chapter))
 
-    with FakeAnthropicServer() as server:
+    # Chapter 3's judgement waits for the first early writer's request: the draft it throws away was begun.
+    with _JudgeWaitsForNextWriter() as server:
         script_defaults(server)
         server.script("quality_judge", judge_json(3.2))  # chapter 3's first judgement sends it back
+        server.script("reviser", Reply(_REVISED, chunk_size=40))
         summary = _run(novel, server, 2, events=events, on_event=watch)
-        writers = len(server.requests_for("chapter_writer"))
+        writers = [r.user_text for r in server.requests_for("chapter_writer")]
     assert summary is not None and [c.chapter for c in summary.chapters] == [3, 4]
     assert [c.scores for c in summary.chapters] == [[3.2, 4.2], [4.2]]
     discarded = [e for e in events if isinstance(e, DraftDiscarded)]
@@ -181,8 +233,11 @@ def test_a_chapter_sent_back_discards_the_early_draft(novel: Path) -> None:
     assert staged_at_discard == [[]]
     # Drafted early twice (the first one thrown away with chapter 3's first text), committed once.
     assert [e.chapter for e in events if isinstance(e, DraftAhead)] == [4, 4]
-    assert writers == 3
+    assert len(writers) == 3
+    # The first early draft read chapter 3's first text; the one redone, chapter 3's revision (committed).
+    assert _REVISED_END not in writers[1] and _REVISED_END in writers[2]
     with NovelStore.open(novel, write=False) as store:
+        assert _REVISED_END in (store.chapter_text(3) or "")
         log = store.pipeline_log(4) or {}
         assert [s["name"] for s in log["stages"]].count("draft") == 1
         # The ledger keeps what the thrown-away draft cost, as chapter 4's.
@@ -256,3 +311,22 @@ def test_the_volume_end_drafts_nothing_into_the_next_volume(novel: Path) -> None
     assert summary.state == "VOL_REVIEW"
     assert [e.chapter for e in events if isinstance(e, DraftAhead)] == [4, 5]
     assert writers == 3
+
+
+def test_a_polished_chapter_drafts_the_next_one_again_from_the_polished_text(novel: Path) -> None:
+    events: list[OrchestratorEvent] = []
+    with _JudgeWaitsForNextWriter() as server:  # the first early draft was begun before the gate
+        script_defaults(server)
+        server.script("quality_judge", judge_json(3.7))  # chapter 3: a second polish, then the commit
+        summary = _run(novel, server, 2, events=events)
+        writers = [r.user_text for r in server.requests_for("chapter_writer")]
+    assert summary is not None and [c.chapter for c in summary.chapters] == [3, 4]
+    discarded = [e for e in events if isinstance(e, DraftDiscarded)]
+    assert [e.chapter for e in discarded] == [4] and "正文已改变" in discarded[0].reason
+    assert [e.chapter for e in events if isinstance(e, DraftAhead)] == [4, 4]
+    with NovelStore.open(novel, write=False) as store:
+        polished = store.chapter_text(3) or ""
+        assert [r.kind for r in store.revisions(3)][-1] == "refined"
+        assert [c.role for c in store.model_calls(4)].count("chapter_writer") == 2
+    # The draft kept is the one written from the text chapter 3 committed.
+    assert len(writers) == 3 and text_in_place_of_summary(3, polished) in writers[2]
