@@ -298,7 +298,9 @@ class LLMChapterAgents:
         result carries both parts' calls; a memory part that fails leaves the memory as it was."""
         role = AgentRole.summarizer
         prompts = {p: render_template("summarizer", part_context(context, p)) for p in SUMMARY_PARTS}
-        await self._note(facts, "summarizer", await self._round(chapter), prompts["S"], role)
+        round_ = await self._round(chapter)
+        for part in SUMMARY_PARTS:  # each part's prompt, 摘要组 S and M
+            await self._note(facts, "summarizer", round_, prompts[part], role, panel=part)
         facts_part, memory_part = await asyncio.gather(
             self._review_call(facts, role, prompts["S"], SummarizerReply, "摘要与状态补丁", text),
             self._review_call(facts, role, prompts["M"], MemoryReply, "故事线记忆", text),
@@ -389,7 +391,7 @@ class LLMChapterAgents:
         prompts = [
             render_template("quality_judge", {**context, "judge_panel": PANEL_TASKS[p]}) for p in PANELS
         ]
-        for panel, prompt in zip(PANELS, prompts, strict=True):  # each panel's prompt, 评审组 A and B
+        for panel, prompt in zip(PANELS, prompts, strict=True):  # each panel's prompt, 评审组 A, B and C
             await self._note(facts, "judge", round_, prompt, role, panel=panel)
         results = await asyncio.gather(
             *(

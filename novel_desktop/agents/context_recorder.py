@@ -14,9 +14,10 @@ import threading
 from collections.abc import Sequence
 from typing import Protocol
 
-from novel_desktop.agents.context import NovelFacts
+from novel_desktop.agents.context import NovelFacts, estimate_tokens
 from novel_desktop.agents.context_why import reasons, slot_label
 from novel_desktop.agents.templates import RenderedPrompt
+from novel_desktop.agents.text_ending import TEXT_ENDING_SECTION, is_text_ending
 from novel_desktop.agents.writer_budget import Cut
 from novel_desktop.domain.common import iso_now
 from novel_desktop.domain.context_record import (
@@ -60,6 +61,7 @@ def build_entry(
     ]  # fmt: skip
     for share in shares:
         cut = by_slot.get(share.slot)
+        ending = _text_ending_tokens(prompt, share.slot, facts, share.uses) if cut is None else 0
         note = ""
         if cut is not None:
             note = f"{cut.note}：原 {cut.before:,} tokens" + (f"，现 {cut.after:,}" if cut.after else "")
@@ -67,12 +69,21 @@ def build_entry(
             ContextSection(
                 share.slot,
                 slot_label(share.slot),
-                share.tokens,
+                share.tokens - ending,
                 why.get(share.slot, ""),
                 cut.status if cut is not None else "",
                 note,
             )
         )
+        if ending:
+            sections.append(
+                ContextSection(
+                    TEXT_ENDING_SECTION,
+                    slot_label(TEXT_ENDING_SECTION),
+                    ending,
+                    reasons(facts, [TEXT_ENDING_SECTION])[TEXT_ENDING_SECTION],
+                )
+            )
     return ContextEntry(
         agent=agent,
         round=round_,
@@ -85,6 +96,17 @@ def build_entry(
         recorded_at=iso_now(),
         panel=panel,
     )
+
+
+def _text_ending_tokens(prompt: RenderedPrompt, slot: str, facts: NovelFacts | None, uses: int) -> int:
+    """The tokens of ``slot``'s value that are the end of the chapter before's text, not its summary (a
+    queued run's early writer, agents/text_ending.py): the inspector shows them as their own section."""
+    if slot != "recent_summaries" or facts is None:
+        return 0
+    value = prompt.values.get(slot, "")
+    pieces = [f"第{n}章：{text.strip()}" for n, text in facts.recent if is_text_ending(n, text)]
+    tokens = sum(estimate_tokens(piece) * uses for piece in pieces if piece in value)
+    return min(tokens, estimate_tokens(value) * uses)
 
 
 class ContextRecorder(Protocol):

@@ -8,6 +8,7 @@ can say "相邻线 jinghai_plan（本卷日程：secondary）" next to the token
 from __future__ import annotations
 
 from novel_desktop.agents.context import NovelFacts, estimate_tokens
+from novel_desktop.agents.text_ending import TEXT_ENDING_SECTION, is_text_ending
 
 #: The Chinese name of every slot the chapter agents' templates use.
 SLOT_LABELS: dict[str, str] = {
@@ -50,6 +51,7 @@ SLOT_LABELS: dict[str, str] = {
     "analysis_facts": "程序统计",
     "change_budget": "修改预算",
     "prev_summary": "上一章摘要",
+    TEXT_ENDING_SECTION: "上一章定稿结尾",
 }
 
 #: Why a slot is in any agent's prompt, when the facts add nothing more specific.
@@ -121,13 +123,21 @@ def facts_why(facts: NovelFacts) -> dict[str, str]:
         why["adjacent_memories"] = "相邻线 " + "、".join(f"{s}（本卷日程：{roles[s]}）" for s in adjacent)
     else:
         why["adjacent_memories"] = "本卷日程中没有其他有记忆的活跃线"
-    if facts.recent:
-        numbers = [n for n, _ in facts.recent]
-        span = f"第 {numbers[0]} 章" if len(numbers) == 1 else f"第 {numbers[0]}-{numbers[-1]} 章"
-        why["recent_summaries"] = f"近 {len(numbers)} 章摘要（{span}）"
-        why["prev_summary"] = f"上一章（第 {numbers[-1]} 章）摘要，检查衔接"
+    # A queued run's early writer reads the end of the chapter before's text in place of its summary: that
+    # part is its own section (agents/text_ending.py), the summaries' reason counts only summaries.
+    summaries = [n for n, text in facts.recent if not is_text_ending(n, text)]
+    endings = [n for n, text in facts.recent if is_text_ending(n, text)]
+    if summaries:
+        span = f"第 {summaries[0]} 章" if len(summaries) == 1 else f"第 {summaries[0]}-{summaries[-1]} 章"
+        why["recent_summaries"] = f"近 {len(summaries)} 章摘要（{span}）"
     else:
         why["recent_summaries"] = "没有更早的章节摘要"
+    if facts.recent:
+        why["prev_summary"] = f"上一章（第 {facts.recent[-1][0]} 章）摘要，检查衔接"
+    if endings:
+        why[TEXT_ENDING_SECTION] = (
+            f"第 {endings[-1]} 章的摘要尚未生成（本章提前写作）：以该章定稿正文的结尾代替"
+        )
     others = [str(s.get("id")) for s in facts.storylines if str(s.get("id")) not in (line, *roles)]
     if others:
         why["concurrent_state"] = "不在本卷日程的线各一行：" + "、".join(others[:6])

@@ -24,6 +24,9 @@ AGENT_NAMES: dict[str, str] = {
     "length": "字数调整",
 }
 
+#: What an agent's parts sent at once are called (the judge's panels, the summarizer's parts).
+PANEL_GROUPS: dict[str, str] = {"judge": "评审组", "summarizer": "摘要组"}
+
 #: The pseudo-section for the template's own words (role, rules, headings): what no slot filled.
 TEMPLATE_SECTION = "template"
 
@@ -86,8 +89,9 @@ class ContextEntry:
     total_tokens: int
     budget: int | None = None
     recorded_at: str = ""
-    #: The judge's panel (``A`` / ``B``, agents/judge_panels.py) when the chapter was judged by two panels at
-    #: once, each its own prompt; ``""`` for every other prompt (and every record written before panels).
+    #: The part of a call sent as several at once, each its own prompt: the judge's panel (``A`` / ``B`` /
+    #: ``C``, agents/judge_panels.py) or the summarizer's part (``S`` / ``M``, agents/summary_parts.py);
+    #: ``""`` for every other prompt (and every record written before the parts).
     panel: str = ""
 
     @property
@@ -102,9 +106,17 @@ class ContextEntry:
         return name + (f" · 第 {self.round} 轮" if self.round else "")
 
     @property
+    def panel_label(self) -> str:
+        """``评审组 A`` (the judge's panel), ``摘要组 S`` (the summarizer's part), or ``""``."""
+        if not self.panel:
+            return ""
+        return f"{PANEL_GROUPS.get(self.agent, '分组')} {self.panel}"
+
+    @property
     def title(self) -> str:
-        """``写作 writer``, ``修订 reviser · 第 2 轮`` or ``评审 judge · 评审组 A``."""
-        return self.heading + (f" · 评审组 {self.panel}" if self.panel else "")
+        """``写作 writer``, ``修订 reviser · 第 2 轮``, ``评审 judge · 评审组 A`` or
+        ``摘要 summarizer · 摘要组 S``."""
+        return self.heading + (f" · {self.panel_label}" if self.panel else "")
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -138,21 +150,27 @@ class ContextEntry:
 
 
 def merge_entry(entries: Sequence[ContextEntry], entry: ContextEntry) -> list[ContextEntry]:
-    """``entries`` with ``entry`` added, in pipeline order (round, then agent, then the judge's panel); an
-    earlier prompt of the same agent, round and panel (a retried stage after a crash) is replaced, so the
+    """``entries`` with ``entry`` added, in pipeline order (round, then agent, then the agent's part); an
+    earlier prompt of the same agent, round and part (a retried stage after a crash) is replaced, so the
     record shows what the model was last sent."""
     key = (entry.agent, entry.round, entry.panel)
     kept = [e for e in entries if (e.agent, e.round, e.panel) != key]
     return sorted([*kept, entry], key=_pipeline_order)
 
 
-#: The order of a round's prompts in the pipeline (the two judges run at once: judge, then judge2).
+#: The order of a round's prompts in the pipeline (the judge's panels and judge2 run at once: judge, then
+#: judge2; an agent's parts by their name).
 _ORDER = ("writer", "reviser", "length", "summarizer", "refiner", "judge", "judge2", "polish")
 
 
-def _pipeline_order(entry: ContextEntry) -> tuple[int, int, str]:
+#: The parts in the order they are sent: the judge's panels, the summarizer's parts (S before M).
+_PANEL_ORDER = ("", "A", "B", "C", "S", "M")
+
+
+def _pipeline_order(entry: ContextEntry) -> tuple[int, int, int, str]:
     agent = _ORDER.index(entry.agent) if entry.agent in _ORDER else len(_ORDER)
-    return entry.round, agent, entry.panel
+    panel = _PANEL_ORDER.index(entry.panel) if entry.panel in _PANEL_ORDER else len(_PANEL_ORDER)
+    return entry.round, agent, panel, entry.panel
 
 
 def entries_from_json(data: Any) -> list[ContextEntry]:

@@ -27,11 +27,11 @@ import contextlib
 import copy
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from novel_desktop.agents.context import NovelFacts, load_facts, trim_to_tokens
+from novel_desktop.agents.context import NovelFacts, load_facts
 from novel_desktop.agents.context_recorder import recorder_for
 from novel_desktop.agents.ports import (
     AgentResult,
@@ -41,9 +41,11 @@ from novel_desktop.agents.ports import (
     WriteMode,
     WritesAhead,
 )
+from novel_desktop.agents.text_ending import text_in_place_of_summary
 from novel_desktop.domain.context_record import ContextEntry
 from novel_desktop.domain.ledger import attributed
 from novel_desktop.domain.refine import RefineEdits, apply_edits
+from novel_desktop.domain.summary import ChapterSummary
 from novel_desktop.pipeline.events import (
     DraftAhead,
     DraftDiscarded,
@@ -64,17 +66,6 @@ if TYPE_CHECKING:
     from novel_desktop.pipeline.chapter import ChapterOutcome, ChapterPipeline
 
 log = logging.getLogger(__name__)
-
-
-#: How much of the chapter before the early draft's writer reads in place of its summary (the end of it).
-TAIL_TOKENS = 1_500
-
-
-def text_in_place_of_summary(chapter: int, text: str) -> str:
-    """What the early writer reads as chapter ``chapter``'s entry among the recent summaries while that
-    chapter's summary is not made yet: the end of its final text, marked as such."""
-    tail = trim_to_tokens(text.strip(), TAIL_TOKENS, keep="end")
-    return f"（第{chapter}章的摘要尚未生成，以下是该章定稿正文的结尾）\n{tail}"
 
 
 class TextOverlay:
@@ -135,18 +126,31 @@ class TextOverlay:
         return list(self._recent[(before, n)])
 
 
-def writer_view(facts: NovelFacts, after: int, line: str | None) -> NovelFacts:
+def writer_view(facts: NovelFacts, after: int, lines: Collection[str | None]) -> NovelFacts:
     """``facts`` less what chapter ``after``'s commit adds from its summarizer (its summary, the state and
-    foreshadowing it changes, the memory of its storyline ``line``): the facts an early draft read through a
-    :class:`TextOverlay` and the facts read after the commit agree on the rest, or the draft is stale."""
+    foreshadowing it changes, the memory of its storyline: any of ``lines``): the facts an early draft read
+    through a :class:`TextOverlay` and the facts read after the commit agree on the rest, or the draft is
+    stale."""
     return replace(
         facts,
         recent=[(n, t) for n, t in facts.recent if n != after],
         state={},
         state_version=0,
         global_foreshadowing=[],
-        memories={k: v for k, v in facts.memories.items() if k != line},
+        memories={k: v for k, v in facts.memories.items() if k not in lines},
     )
+
+
+def summary_line(markdown: str | None, chapter: int) -> str | None:
+    """The storyline a committed summary names: the line whose memory that chapter's commit wrote (the
+    summarizer's ``storyline_id``, which may name a line the chapter's brief did not, e.g. in a novel with no
+    storylines set up)."""
+    if not markdown:
+        return None
+    try:
+        return ChapterSummary.from_markdown(markdown, chapter).storyline_id
+    except (ValueError, TypeError):  # a hand-written summary that does not parse: no line to excuse
+        return None
 
 
 class BufferedRecorder:
@@ -325,15 +329,15 @@ class AheadWriter:
             now.cancel()
             self._emit(DraftDiscarded(n, f"第 {n} 章预写失败：{exc}"))
             return None
-        text, facts = await now
+        text, facts, committed_line = await now
         if text is None or content_hash(text) != job.basis:
             self._emit(DraftDiscarded(n, f"第 {job.after} 章提交的正文与预写时读到的不同，重新写作"))
             return None
-        read, line = prepared.facts, job.line
+        read, lines = prepared.facts, {job.line, committed_line}
         if (
             read is not None
             and facts is not None
-            and writer_view(read, n - 1, line) != writer_view(facts, n - 1, line)
+            and writer_view(read, n - 1, lines) != writer_view(facts, n - 1, lines)
         ):
             self._emit(
                 DraftDiscarded(n, f"第 {job.after} 章提交后，第 {n} 章要读的设定与预写时不同，重新写作")
@@ -341,10 +345,12 @@ class AheadWriter:
             return None
         return prepared
 
-    def _committed(self, after: int, n: int) -> tuple[str | None, NovelFacts | None]:
-        """Chapter ``after``'s committed text and the facts chapter ``n``'s writer reads now."""
+    def _committed(self, after: int, n: int) -> tuple[str | None, NovelFacts | None, str | None]:
+        """Chapter ``after``'s committed text, the facts chapter ``n``'s writer reads now, and the storyline
+        whose memory ``after``'s commit wrote (its summary's)."""
         text = self.store.chapter_text(after)
-        return text, (load_facts(self.store, n) if isinstance(self.agents, WritesAhead) else None)
+        line = summary_line(self.store.summary(after), after)
+        return text, (load_facts(self.store, n) if isinstance(self.agents, WritesAhead) else None), line
 
     def discard(self, reason: str) -> None:
         """Throw the early draft away (its task cancelled if it is still streaming)."""

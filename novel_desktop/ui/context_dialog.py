@@ -35,7 +35,9 @@ def status_text(section: ContextSection) -> str:
 def entry_heading(entry: ContextEntry) -> tuple[str, str, str]:
     """The entry's row: its agent and round, its total (and budget), its role and model."""
     name = entry.heading
-    if entry.panel:  # the ordinary judge's two panels, each its own prompt
+    if entry.panel and entry.agent == "summarizer":  # the summarizer's parts, each its own prompt
+        name += tr(" · 摘要组 {panel}").format(panel=entry.panel)
+    elif entry.panel:  # the ordinary judge's panels, each its own prompt
         name += tr(" · 评审组 {panel}").format(panel=entry.panel)
     total = f"{entry.total_tokens:,}"
     if entry.budget:

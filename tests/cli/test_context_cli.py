@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from novel_desktop.agents.context import WRITER_BUDGET_TOKENS, estimate_tokens
+from novel_desktop.agents.text_ending import text_in_place_of_summary
 from novel_desktop.cli import main
 from novel_desktop.storage.store import NovelStore
 from tests.fakes.anthropic_server import FakeAnthropicServer, RecordedRequest, Reply
@@ -53,6 +54,13 @@ def _prompt_text(request: RecordedRequest) -> str:
     return "\n\n".join(blocks) + "\n\n" + user
 
 
+def _chapter_text(novel: Path, n: int) -> str:
+    with NovelStore.open(novel) as store:
+        text = store.chapter_text(n)
+    assert text is not None
+    return text
+
+
 def _context(novel: Path, capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
     assert main(["context", str(novel), *args, "--json"]) == 0
     data: dict[str, Any] = json.loads(capsys.readouterr().out)
@@ -79,20 +87,31 @@ def test_the_writer_record_lists_its_sections_and_they_add_up_to_the_prompt_sent
         "林枫持残玉上苍梧宗，守门弟子以年龄拒收。"
     )
     assert sections["chapter_outline"]["label"] == "本章大纲"
-    assert sections["recent_summaries"]["why"] == "近 1 章摘要（第 1 章）"
+    # The queued run drafted chapter 2 while chapter 1 was judged (pipeline/ahead.py): in place of chapter
+    # 1's summary, not made yet, its writer read the end of chapter 1's text, a section of its own.
+    assert "第1章的摘要尚未生成" in sent
+    ending = sections["previous_text_ending"]
+    assert ending["label"] == "上一章定稿结尾" and "第 1 章的摘要尚未生成" in ending["why"]
+    assert ending["tokens"] >= estimate_tokens(text_in_place_of_summary(1, _chapter_text(novel, 1)))
+    assert sections["recent_summaries"]["why"] == "没有更早的章节摘要"
     assert not [s for s in writer["sections"] if s.get("status")]  # nothing over budget here
 
     # Every agent of the chapter has its record: chapter 1 opens the volume, so it was judged twice; the
-    # ordinary judge is two panels at once (agents/judge_panels.py), each with its own prompt.
+    # summarizer is two parts at once (agents/summary_parts.py) and the ordinary judge three panels
+    # (agents/judge_panels.py), each with its own prompt.
     all_agents = _context(novel, capsys, "--chapter", "1")
     assert [(e["agent"], e.get("panel", "")) for e in all_agents["entries"]] == [
         ("writer", ""),
-        ("summarizer", ""),
+        ("summarizer", "S"),
+        ("summarizer", "M"),
         ("refiner", ""),
         ("judge", "A"),
         ("judge", "B"),
+        ("judge", "C"),
         ("judge2", ""),
     ]
+    # Chapter 1 read no text ending: its recent summaries are its own section as before.
+    assert "previous_text_ending" not in {s["slot"] for s in all_agents["entries"][0]["sections"]}
     for entry in all_agents["entries"]:
         assert sum(s["tokens"] for s in entry["sections"]) == entry["total_tokens"]
     judge2 = all_agents["entries"][-1]
@@ -102,7 +121,7 @@ def test_the_writer_record_lists_its_sections_and_they_add_up_to_the_prompt_sent
     assert main(["context", str(novel), "--chapter", "2", "--agent", "写作"]) == 0
     out = capsys.readouterr().out
     assert "== 写作 writer" in out
-    assert "本章大纲" in out and "近 1 章摘要（第 1 章）" in out
+    assert "本章大纲" in out and "上一章定稿结尾" in out
     assert f"预算 budget {WRITER_BUDGET_TOKENS:,}" in out
     assert "预算内，未丢弃任何内容" in out
 
@@ -227,28 +246,35 @@ def test_a_revision_and_the_polish_are_separate_entries_by_agent_and_round(
     assert [(e["agent"], e["round"]) for e in entries] == [
         ("writer", 0),
         ("summarizer", 0),
+        ("summarizer", 0),
         ("refiner", 0),
+        ("judge", 0),
         ("judge", 0),
         ("judge", 0),
         ("judge2", 0),
         ("reviser", 1),
         ("summarizer", 1),
+        ("summarizer", 1),
         ("refiner", 1),
+        ("judge", 1),
         ("judge", 1),
         ("judge", 1),
         ("judge2", 1),
         ("polish", 1),
     ]
+    assert [e["panel"] for e in entries if e["agent"] == "judge"] == ["A", "B", "C"] * 2
+    assert [e["panel"] for e in entries if e["agent"] == "summarizer"] == ["S", "M"] * 2
     reviser = next(e for e in entries if e["agent"] == "reviser")
     assert {s["slot"] for s in reviser["sections"]} >= {"chapter_draft", "violations", "revision_round"}
     assert main(["context", str(novel), "--chapter", "1", "--agent", "二次润色"]) == 0
     assert "== 二次润色 polish · 第 1 轮" in capsys.readouterr().out
 
 
-def test_both_judge_panels_are_recorded_each_with_the_task_it_was_sent(
+def test_every_judge_panel_and_summary_part_is_recorded_each_with_the_task_it_was_sent(
     novel: Path, fake: FakeAnthropicServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from novel_desktop.agents.judge_panels import PANEL_TASKS
+    from novel_desktop.agents.summary_parts import PART_TASKS
 
     assert main(["continue", str(novel), "-n", "2", "--non-interactive"]) == 0
     capsys.readouterr()
@@ -256,8 +282,9 @@ def test_both_judge_panels_are_recorded_each_with_the_task_it_was_sent(
     assert [(e["agent"], e["panel"], e["role"]) for e in judges] == [
         ("judge", "A", "quality_judge"),
         ("judge", "B", "quality_judge"),
+        ("judge", "C", "quality_judge"),
     ]
-    sent = [r.user_text for r in fake.requests_for("quality_judge")[-2:]]  # chapter 2's two panel calls
+    sent = [r.user_text for r in fake.requests_for("quality_judge")[-3:]]  # chapter 2's three panel calls
     for entry in judges:
         panel = {s["slot"]: s for s in entry["sections"]}["judge_panel"]
         # Each entry's panel task is the one that panel's request carried, and only that panel's.
@@ -267,5 +294,18 @@ def test_both_judge_panels_are_recorded_each_with_the_task_it_was_sent(
 
     assert main(["context", str(novel), "--chapter", "2", "--agent", "评审"]) == 0
     out = capsys.readouterr().out
-    assert "== 评审 judge · 评审组 A（" in out and "== 评审 judge · 评审组 B（" in out
-    assert out.index("评审组 A") < out.index("评审组 B")
+    assert "== 评审 judge · 评审组 A（" in out and "== 评审 judge · 评审组 C（" in out
+    assert out.index("评审组 A") < out.index("评审组 B") < out.index("评审组 C")
+
+    # The summarizer's two parts, likewise: one entry per call sent, each with its own part's task.
+    parts = _context(novel, capsys, "--chapter", "2", "--agent", "summarizer")["entries"]
+    assert [(e["panel"], e["role"]) for e in parts] == [("S", "summarizer"), ("M", "summarizer")]
+    sent = [r.user_text for r in fake.requests_for("summarizer")[-2:]]  # chapter 2's two part calls
+    for entry in parts:
+        part = {s["slot"]: s for s in entry["sections"]}["summary_part"]
+        assert part["tokens"] == estimate_tokens(PART_TASKS[entry["panel"]])
+        assert sum(f"【摘要组 {entry['panel']}】" in text for text in sent) == 1
+        assert sum(s["tokens"] for s in entry["sections"]) == entry["total_tokens"]
+    assert main(["context", str(novel), "--chapter", "2", "--agent", "摘要"]) == 0
+    out = capsys.readouterr().out
+    assert out.index("== 摘要 summarizer · 摘要组 S（") < out.index("== 摘要 summarizer · 摘要组 M（")

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from novel_desktop.agents.text_ending import text_in_place_of_summary
 from novel_desktop.domain.novel_ask import AnswerSpec
 from novel_desktop.domain.novel_ask_answers import build_answer_spec
-from novel_desktop.pipeline.ahead import text_in_place_of_summary
 from novel_desktop.pipeline.events import (
     ChapterCommitted,
     DraftAhead,
