@@ -309,3 +309,30 @@ def test_every_judge_panel_and_summary_part_is_recorded_each_with_the_task_it_wa
     assert main(["context", str(novel), "--chapter", "2", "--agent", "摘要"]) == 0
     out = capsys.readouterr().out
     assert out.index("== 摘要 summarizer · 摘要组 S（") < out.index("== 摘要 summarizer · 摘要组 M（")
+
+
+def test_an_early_draft_thrown_away_and_written_again_is_recorded_as_written_again(
+    novel: Path, fake: FakeAnthropicServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.e2e.replies import judge_json, writer_text
+
+    # Chapter 1 is sent back for a revision that ends it otherwise: chapter 2's first early draft, from
+    # chapter 1's first text, is thrown away; chapter 2 is drafted again from the text chapter 1 committed.
+    revised = writer_text().replace("\n\n```json", "\n\n林枫回头望了一眼修订后的山门。\n\n```json", 1)
+    fake.script("reviser", Reply(revised, chunk_size=40))
+    fake.script("quality_judge", judge_json(3.2), judge_json(3.7))
+    assert main(["continue", str(novel), "-n", "2", "--non-interactive"]) == 0
+    err = capsys.readouterr().err
+    assert "预写的第 2 章作废" in err
+    chapter_2 = [r for r in fake.requests_for("chapter_writer") if "现在写第 2 章" in _prompt_text(r)]
+    assert len(chapter_2) >= 2
+    [writer] = _context(novel, capsys, "--chapter", "2", "--agent", "writer")["entries"]
+    # The record is the prompt of the draft that was kept, the last one sent.
+    assert writer["total_tokens"] == estimate_tokens(_prompt_text(chapter_2[-1]))
+    assert text_in_place_of_summary(1, _chapter_text(novel, 1)) in _prompt_text(chapter_2[-1])
+    assert "修订后的山门" in _prompt_text(chapter_2[-1]) and "修订后的山门" not in _prompt_text(chapter_2[0])
+    ending = {s["slot"]: s for s in writer["sections"]}["previous_text_ending"]
+    assert ending["tokens"] == estimate_tokens(
+        "第1章：" + text_in_place_of_summary(1, _chapter_text(novel, 1))
+    )
+    assert sum(s["tokens"] for s in writer["sections"]) == writer["total_tokens"]

@@ -29,3 +29,13 @@ def test_the_panel_survives_json_and_old_records_have_none() -> None:
     [legacy] = entries_from_json([old])
     assert legacy.panel == "" and legacy.title == "评审 judge"
     assert "panel" not in _entry("writer").to_json()
+
+
+def test_the_summarizers_two_parts_are_two_entries_s_before_m() -> None:
+    from novel_desktop.domain.context_record import ContextEntry, merge_entry
+
+    def part(name: str) -> ContextEntry:
+        return ContextEntry("summarizer", 0, "summarizer", "summarizer", "m", (), 10, panel=name)
+
+    entries = merge_entry(merge_entry([], part("M")), part("S"))
+    assert [e.title for e in entries] == ["摘要 summarizer · 摘要组 S", "摘要 summarizer · 摘要组 M"]

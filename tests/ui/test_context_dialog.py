@@ -51,13 +51,16 @@ def test_the_tree_opens_the_chapter_context_with_each_agents_sections(
     dialog = _open_from_tree(window, 1)
     tree = dialog.tree
     agents = [tree.topLevelItem(i).text(0) for i in range(tree.topLevelItemCount())]
-    # The ordinary judge runs as two panels at once, each its own prompt: two entries.
+    # The summarizer runs as two parts and the ordinary judge as three panels at once, each its own prompt:
+    # an entry per call sent.
     assert agents == [
         "写作 writer",
-        "摘要 summarizer",
+        "摘要 summarizer · 摘要组 S",
+        "摘要 summarizer · 摘要组 M",
         "润色 refiner",
         "评审 judge · 评审组 A",
         "评审 judge · 评审组 B",
+        "评审 judge · 评审组 C",
         "复审 judge2",
     ]
     writer = tree.topLevelItem(0)
