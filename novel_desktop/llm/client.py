@@ -18,6 +18,7 @@ import random
 import ssl
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -467,15 +468,18 @@ class LLMClient:
         state.chars = 0
         reply = StreamedMessage()
         try:
-            async with sdk.messages.with_streaming_response.create(
-                model=model,
-                max_tokens=max_tokens,
-                system=cast(Any, system_param),
-                messages=cast(Any, list(messages)),
-                stream=True,
-                extra_headers={AGENT_HEADER: role.value},
-            ) as response:
-                async for kind, event in sse_events(response.http_response):
+            async with (
+                sdk.messages.with_streaming_response.create(
+                    model=model,
+                    max_tokens=max_tokens,
+                    system=cast(Any, system_param),
+                    messages=cast(Any, list(messages)),
+                    stream=True,
+                    extra_headers={AGENT_HEADER: role.value},
+                ) as response,
+                aclosing(sse_events(response.http_response)) as events,
+            ):
+                async for kind, event in events:
                     if kind == "content_block_delta":
                         delta = event.get("delta") or {}
                         piece = delta.get("text") if delta.get("type") == "text_delta" else None

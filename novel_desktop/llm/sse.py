@@ -10,31 +10,35 @@ does, so the client's error mapping and retries are unchanged.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     import httpx2
 
 
-async def sse_events(response: httpx2.Response) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+async def sse_events(response: httpx2.Response) -> AsyncGenerator[tuple[str, dict[str, Any]], None]:
     """``(event name, data)`` of each server-sent event of ``response``; ``ping`` and events without data
     skipped; an ``error`` event raised as ``anthropic.APIStatusError`` (its status is the response's, 200)."""
     name: str | None = None
     data: list[str] = []
-    async for line in response.aiter_lines():
-        if line:
-            if line.startswith("data:"):
-                data.append(line[6:] if line.startswith("data: ") else line[5:])
-            elif line.startswith("event:"):
-                name = line[6:].strip()
-            continue  # a comment (":…"), an id or a retry field: nothing we use
-        if name is not None and data:
-            event = _event(response, name, "\n".join(data))
-            if event is not None:
-                yield event
-        name, data = None, []
+    # Closed here, in the task that reads it, however the reading ends (an error event, a cancel, the caller
+    # leaving): left to the garbage collector, httpcore's connection lock would be released from another task.
+    async with aclosing(cast(AsyncGenerator[str, None], response.aiter_lines())) as lines:
+        async for line in lines:
+            if line:
+                if line.startswith("data:"):
+                    data.append(line[6:] if line.startswith("data: ") else line[5:])
+                elif line.startswith("event:"):
+                    name = line[6:].strip()
+                continue  # a comment (":…"), an id or a retry field: nothing we use
+            if name is not None and data:
+                event = _event(response, name, "\n".join(data))
+                if event is not None:
+                    yield event
+            name, data = None, []
     if name is not None and data:  # a last event without its blank line
         event = _event(response, name, "\n".join(data))
         if event is not None:
