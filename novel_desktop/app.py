@@ -234,6 +234,29 @@ def collect_garbage_in_the_gui_thread() -> QTimer:
     return timer
 
 
+def _loop_class(base: type[asyncio.AbstractEventLoop]) -> type[asyncio.AbstractEventLoop]:
+    """qasync's loop with asyncio's async-generator hooks, which qasync (0.28) does not install.
+
+    Without them an async generator left unfinished (an HTTP stream's chain of generators in httpx and
+    httpcore when a call is cancelled mid-reply) is closed by the garbage collector outside any task, and
+    httpcore's close then fails ("no running event loop") instead of releasing its connection; with them its
+    close runs as a task of this loop, and the Runner's shutdown_asyncgens closes the rest at exit.
+    """
+
+    class HookedLoop(base):  # type: ignore[misc,valid-type]
+        def run_forever(self) -> None:
+            old = sys.get_asyncgen_hooks()
+            sys.set_asyncgen_hooks(
+                firstiter=self._asyncgen_firstiter_hook, finalizer=self._asyncgen_finalizer_hook
+            )
+            try:
+                super().run_forever()
+            finally:
+                sys.set_asyncgen_hooks(*old)
+
+    return HookedLoop
+
+
 async def run_window(window: MainWindow) -> int:
     """Show the window and run until it is closed; then cancel what runs and release the lock."""
     from PySide6.QtWidgets import QApplication
@@ -287,5 +310,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         window.open_novel(path)
     else:
         window.show_start_page()
-    with asyncio.Runner(loop_factory=qasync.QEventLoop) as runner:
+    with asyncio.Runner(loop_factory=_loop_class(qasync.QEventLoop)) as runner:
         return runner.run(run_window(window))

@@ -12,6 +12,7 @@ with this loop as the running loop, as one more turn of it."""
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
@@ -25,6 +26,25 @@ class TestEventLoop(qasync.QEventLoop):  # type: ignore[misc]
     """qasync's loop whose ``run_until_complete`` never steps a task outside a running loop."""
 
     __test__ = False  # not a pytest test class
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # asyncio's async-generator hooks, for the loop's whole life (qasync installs none; the app's loop
+        # installs them while it runs, app._loop_class): an HTTP stream's generators left unfinished by a
+        # cancelled call are then closed as tasks of this loop, not by the garbage collector between two
+        # run_until_complete calls, where httpcore's close fails with "no running event loop".
+        self._old_hooks = sys.get_asyncgen_hooks()
+        sys.set_asyncgen_hooks(
+            firstiter=self._asyncgen_firstiter_hook, finalizer=self._asyncgen_finalizer_hook
+        )
+
+    def close(self) -> None:
+        if not self.is_closed() and not self.is_running():
+            try:
+                self.run_until_complete(self.shutdown_asyncgens())
+            finally:
+                sys.set_asyncgen_hooks(*self._old_hooks)
+        super().close()
 
     def run_until_complete(self, future: Awaitable[T]) -> T:
         if self.is_running():
