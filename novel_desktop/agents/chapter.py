@@ -101,6 +101,10 @@ def writer_prompt(facts: NovelFacts) -> RenderedPrompt:
     return fit_writer_prompt(fact_sheet.writer_context(facts))[0]
 
 
+#: The review prefix's system values and shared values (agents/facts.py).
+_ReviewValues = tuple[dict[str, str], dict[str, str]]
+
+
 class LLMChapterAgents:
     """The agents of one novel, sharing one client; facts are read once per chapter."""
 
@@ -116,6 +120,8 @@ class LLMChapterAgents:
         self._gate = PrefixGate()
         #: The summarizer as two parts at once (the pipeline's critical path); one whole call when False.
         self.split_summary = True
+        #: The review calls' shared values for one chapter's facts and text, built once for all of them.
+        self._review_memo: tuple[NovelFacts, str, asyncio.Future[_ReviewValues]] | None = None
 
     async def _load(self, chapter: int) -> NovelFacts:
         if self._facts is None or self._facts.chapter != chapter:
@@ -171,8 +177,7 @@ class LLMChapterAgents:
         under way to begin its response, so it reads the prefix instead of writing it again."""
         # Both measure or format the novel (the shared facts count AI phrases and style metrics): CPU work,
         # off the event loop, as the agents' own contexts are.
-        system_values = await asyncio.to_thread(fact_sheet.review_system_values, facts)
-        shared = await asyncio.to_thread(fact_sheet.review_shared_values, facts, text)
+        system_values, shared = await self._review_values(facts, text)
         system = system_blocks(review_system(system_values))
         async with self._gate.turn(self.client.settings.model_for(role), text, claimed=claimed) as started:
             result = await call_structured(
@@ -187,6 +192,21 @@ class LLMChapterAgents:
         return AgentResult(
             result.value, [call_record(self.client, r) for r in result.responses], list(result.warnings)
         )
+
+    async def _review_values(self, facts: NovelFacts, text: str) -> _ReviewValues:
+        """The review prefix's values for ``facts`` and ``text``: built once (in a worker thread) for the
+        refiner, the summarizer's parts and the judge's panels that start together on the same draft."""
+        memo = self._review_memo
+        stale = memo is None or memo[0] is not facts or memo[1] != text
+        if memo is None or stale or (memo[2].done() and memo[2].exception() is not None):
+
+            async def build() -> _ReviewValues:
+                system = await asyncio.to_thread(fact_sheet.review_system_values, facts)
+                return system, await asyncio.to_thread(fact_sheet.review_shared_values, facts, text)
+
+            memo = self._review_memo = (facts, text, asyncio.ensure_future(build()))
+        # Shielded: one caller cancelled (a retry, a discarded draft) does not cancel the others' build.
+        return await asyncio.shield(memo[2])
 
     async def _round(self, chapter: int) -> int:
         """The chapter's current round (from the staged record)."""
