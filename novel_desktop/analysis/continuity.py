@@ -21,6 +21,7 @@ from itertools import repeat
 from operator import itemgetter
 from typing import Any
 
+from novel_desktop.analysis.detected_names import DetectedNames
 from novel_desktop.analysis.entities import DETECTED_KINDS, ChapterMentions, Entity, EntityRecords
 
 #: A jieba-detected name must occur this often in the novel to enter the index (fewer is noise or a typo,
@@ -149,9 +150,17 @@ def _detected(
 
 
 def build_index(
-    records: EntityRecords, chapters: Sequence[ChapterEntityScan], *, min_detected: int = MIN_DETECTED_COUNT
+    records: EntityRecords,
+    chapters: Sequence[ChapterEntityScan],
+    *,
+    min_detected: int = MIN_DETECTED_COUNT,
+    detected: DetectedNames | None = None,
 ) -> EntityIndex:
-    """Combine per-chapter scans into the index and its findings."""
+    """Combine per-chapter scans into the index and its findings.
+
+    ``detected`` keeps the detected names' totals from the previous call (an analyzer passes the same one
+    each time), so that only the chapters that changed since are combined again.
+    """
     index = EntityIndex(entities={e.key: e for e in records.entities})
     record_names = records.name_map()
     known_names = _record_names_and_parts(record_names)
@@ -164,7 +173,11 @@ def build_index(
         for key, count in counts.items():
             per_entity[key].append(scan.number)
             totals[key] += count
-    detected_totals, detected_kind, detected_first = _detected(ordered, known_names)
+    if detected is None:
+        detected_totals, detected_kind, detected_first = _detected(ordered, known_names)
+    else:
+        detected.update(ordered)
+        detected_totals, detected_kind, detected_first = detected.totals(known_names)
     # In the order the names first occur, as the appearances list them.
     kept = {word: f"detected:{word}" for word, total in detected_totals.items() if total >= min_detected}
     for word, key in kept.items():
