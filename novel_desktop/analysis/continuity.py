@@ -316,7 +316,8 @@ def _near_duplicates(
         names.setdefault(word, (f"detected:{word}", total))
     seen: set[tuple[str, str]] = set()
     findings: list[ContinuityFinding] = []
-    typo_like: dict[str, list[ContinuityFinding]] = defaultdict(list)
+    #: Rare detected person name → the frequent ones it could be a slip of.
+    typo_like: dict[str, list[str]] = {}
 
     def pair(anchor: str, name: str) -> ContinuityFinding | None:
         key = (anchor, name) if anchor < name else (name, anchor)
@@ -335,14 +336,22 @@ def _near_duplicates(
                 finding = pair(anchor, name)
                 if finding is not None:
                     findings.append(finding)
-            if not rare_person:
+            needed = count * TYPO_RATIO if rare_person and count is not None else 0
+            anchors = common_anchors.get(wildcard) if needed else None
+            if not anchors:
                 continue
-            for anchor in common_anchors.get(wildcard, ()):
-                finding = pair(anchor, name)
-                if finding is not None:
-                    typo_like[finding.entity].append(finding)
+            # Two detected names share one wildcard at most and are never a record's, so no pair repeats;
+            # the frequent anchor is common enough by construction: only the ratio decides (_near_pair's
+            # rule), and a finding is built only for a name with one such anchor (most have several).
+            for anchor in anchors:
+                if needed <= (names[anchor][1] or 0):
+                    typo_like.setdefault(name, []).append(anchor)
     # A rare word one character away from several frequent names is a word of its own, not a slip of one.
-    findings.extend(group[0] for group in typo_like.values() if len(group) == 1)
+    for name, group in typo_like.items():
+        if len(group) == 1:
+            finding = _near_pair(group[0], name, names, detected_first, min_detected)
+            if finding is not None:
+                findings.append(finding)
     return findings
 
 
