@@ -12,7 +12,11 @@ from bisect import insort
 from collections.abc import Mapping, Sequence
 from itertools import repeat
 from operator import itemgetter
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from novel_desktop.analysis.continuity import EntityAppearance
+    from novel_desktop.analysis.entities import Entity
 
 #: Past this many changed chapters a pass re-combines everything (as cheap as patching by then).
 MAX_PATCHED_CHAPTERS = 8
@@ -37,6 +41,9 @@ class DetectedNames:
         self._first: dict[str, tuple[int, int]] = {}
         #: Every word, in the order of its first place.
         self._order: list[str] = []
+        #: The index's detected entities and entities' appearances of earlier passes, by key, to reuse.
+        self.reused: dict[str, Entity] = {}
+        self.appeared: dict[str, EntityAppearance] = {}
 
     def update(self, ordered: Sequence[_Scan]) -> None:
         """Bring the totals to ``ordered`` (the chapters sorted by number)."""
