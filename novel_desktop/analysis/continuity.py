@@ -21,6 +21,7 @@ from itertools import repeat
 from operator import itemgetter
 from typing import Any
 
+from novel_desktop.analysis.detected_names import DetectedNames
 from novel_desktop.analysis.entities import DETECTED_KINDS, ChapterMentions, Entity, EntityRecords
 
 #: A jieba-detected name must occur this often in the novel to enter the index (fewer is noise or a typo,
@@ -149,9 +150,17 @@ def _detected(
 
 
 def build_index(
-    records: EntityRecords, chapters: Sequence[ChapterEntityScan], *, min_detected: int = MIN_DETECTED_COUNT
+    records: EntityRecords,
+    chapters: Sequence[ChapterEntityScan],
+    *,
+    min_detected: int = MIN_DETECTED_COUNT,
+    detected: DetectedNames | None = None,
 ) -> EntityIndex:
-    """Combine per-chapter scans into the index and its findings."""
+    """Combine per-chapter scans into the index and its findings.
+
+    ``detected`` keeps the detected names' totals from the previous call (an analyzer passes the same one
+    each time), so that only the chapters that changed since are combined again.
+    """
     index = EntityIndex(entities={e.key: e for e in records.entities})
     record_names = records.name_map()
     known_names = _record_names_and_parts(record_names)
@@ -164,13 +173,22 @@ def build_index(
         for key, count in counts.items():
             per_entity[key].append(scan.number)
             totals[key] += count
-    detected_totals, detected_kind, detected_first = _detected(ordered, known_names)
+    if detected is None:
+        detected_totals, detected_kind, detected_first = _detected(ordered, known_names)
+    else:
+        detected.update(ordered)
+        detected_totals, detected_kind, detected_first = detected.totals(known_names)
     # In the order the names first occur, as the appearances list them.
     kept = {word: f"detected:{word}" for word, total in detected_totals.items() if total >= min_detected}
+    # The previous pass's entities and appearances are reused where nothing changed (most, after an edit):
+    # fewer objects made and dropped per pass, so fewer garbage collections land in it.
+    reused = detected.reused if detected is not None else {}
     for word, key in kept.items():
-        index.entities[key] = Entity(
-            key, word, DETECTED_KINDS[detected_kind[word]], source="jieba", status=""
-        )
+        kind = DETECTED_KINDS[detected_kind[word]]
+        entity = reused.get(key)
+        if entity is None or entity.kind != kind:
+            entity = reused[key] = Entity(key, word, kind, source="jieba", status="")
+        index.entities[key] = entity
         totals[key] = detected_totals[word]
     detected_chapters: dict[str, list[int]] = {key: [] for key in kept.values()}
     for scan in ordered:
@@ -180,11 +198,22 @@ def build_index(
             index.by_chapter[scan.number][key] = nouns[word][1]
             detected_chapters[key].append(scan.number)
     per_entity.update(detected_chapters)
+    appeared = detected.appeared if detected is not None else {}
     for key, chapter_list in per_entity.items():
         entity = index.entities[key]
-        index.appearances[key] = EntityAppearance(
-            key, entity.name, entity.kind, entity.source, tuple(chapter_list), totals[key]
-        )
+        shown = tuple(chapter_list)
+        appearance = appeared.get(key)
+        if (
+            appearance is None
+            or appearance.chapters != shown
+            or appearance.mentions != totals[key]
+            or (appearance.name, appearance.kind, appearance.source)
+            != (entity.name, entity.kind, entity.source)
+        ):
+            appearance = EntityAppearance(key, entity.name, entity.kind, entity.source, shown, totals[key])
+            if detected is not None:
+                appeared[key] = appearance
+        index.appearances[key] = appearance
     index.findings = [
         *_cross_storyline(records, ordered),
         *_retired_speaking(records, ordered),
@@ -303,7 +332,8 @@ def _near_duplicates(
         names.setdefault(word, (f"detected:{word}", total))
     seen: set[tuple[str, str]] = set()
     findings: list[ContinuityFinding] = []
-    typo_like: dict[str, list[ContinuityFinding]] = defaultdict(list)
+    #: Rare detected person name → the frequent ones it could be a slip of.
+    typo_like: dict[str, list[str]] = {}
 
     def pair(anchor: str, name: str) -> ContinuityFinding | None:
         key = (anchor, name) if anchor < name else (name, anchor)
@@ -322,14 +352,22 @@ def _near_duplicates(
                 finding = pair(anchor, name)
                 if finding is not None:
                     findings.append(finding)
-            if not rare_person:
+            needed = count * TYPO_RATIO if rare_person and count is not None else 0
+            anchors = common_anchors.get(wildcard) if needed else None
+            if not anchors:
                 continue
-            for anchor in common_anchors.get(wildcard, ()):
-                finding = pair(anchor, name)
-                if finding is not None:
-                    typo_like[finding.entity].append(finding)
+            # Two detected names share one wildcard at most and are never a record's, so no pair repeats;
+            # the frequent anchor is common enough by construction: only the ratio decides (_near_pair's
+            # rule), and a finding is built only for a name with one such anchor (most have several).
+            for anchor in anchors:
+                if needed <= (names[anchor][1] or 0):
+                    typo_like.setdefault(name, []).append(anchor)
     # A rare word one character away from several frequent names is a word of its own, not a slip of one.
-    findings.extend(group[0] for group in typo_like.values() if len(group) == 1)
+    for name, group in typo_like.items():
+        if len(group) == 1:
+            finding = _near_pair(group[0], name, names, detected_first, min_detected)
+            if finding is not None:
+                findings.append(finding)
     return findings
 
 

@@ -19,6 +19,7 @@ from novel_desktop.analysis import segment
 from novel_desktop.analysis.ai_phrases import PhraseEntry, PhraseHit, find_hits, phrases_for_novel
 from novel_desktop.analysis.cache import AnalysisCache, shared_cache, text_hash
 from novel_desktop.analysis.continuity import ChapterEntityScan, EntityIndex, build_index
+from novel_desktop.analysis.detected_names import DetectedNames
 from novel_desktop.analysis.entities import (
     ChapterMentions,
     EntityRecords,
@@ -191,6 +192,7 @@ class NovelAnalyzer:
         self.min_detected = min_detected
         self.facts_computed = 0
         self.scans_computed = 0
+        self._detected = DetectedNames()
         self.set_phrases(phrases if phrases is not None else phrases_for_novel(None))
         self.set_records(records if records is not None else EntityRecords())
 
@@ -267,7 +269,7 @@ class NovelAnalyzer:
         return NovelAnalysis(
             chapters=results,
             metrics=StyleMetrics.combine(c.metrics for c in results),
-            entities=build_index(self.records, scans, **kwargs),
+            entities=build_index(self.records, scans, detected=self._detected, **kwargs),
             recomputed=self.facts_computed - before,
         )
 

@@ -161,3 +161,59 @@ def test_analyze_store_reads_chapters_and_their_storylines(store: Any) -> None:
 def test_build_index_of_nothing_is_empty() -> None:
     index = build_index(EntityRecords(), [ChapterEntityScan(1, NameMatcher(EntityRecords()).scan("空"), {})])
     assert index.appearances == {} and index.findings == []
+
+
+def _index_json(index: Any) -> Any:
+    """What an author sees of an index, in order (appearances and findings) plus each chapter's counts."""
+    return (
+        [(k, a.name, a.kind, a.chapters, a.mentions) for k, a in index.appearances.items()],
+        {n: dict(c) for n, c in index.by_chapter.items()},
+        [f.to_json() for f in index.findings],
+    )
+
+
+def test_an_index_patched_after_edits_is_the_one_built_from_scratch() -> None:
+    # A typo 林峯 (rare) of the frequent 林峰, a name that moves its first chapter, one that leaves the novel.
+    from novel_desktop.analysis.detected_names import DetectedNames
+
+    def nouns(*items: tuple[str, str, int, int]) -> dict[str, tuple[str, int, int]]:
+        return {word: (tag, count, offset) for word, tag, count, offset in items}
+
+    chapters = {
+        1: nouns(("林峰", "nr", 6, 3), ("青云山", "ns", 2, 10)),
+        2: nouns(("林峰", "nr", 5, 0), ("林峯", "nr", 1, 40), ("赤霞宗", "nt", 3, 7)),
+        3: nouns(("林峰", "nr", 4, 2), ("青云山", "ns", 2, 1), ("赤霞宗", "nt", 1, 9)),
+        4: nouns(("周通", "nr", 3, 5)),
+    }
+    records = EntityRecords.build([LIN, SU])
+    memo = DetectedNames()
+
+    def both() -> tuple[Any, Any]:
+        scans = [
+            ChapterEntityScan(n, NameMatcher(records).scan("林枫"), dict(p)) for n, p in chapters.items()
+        ]
+        return _index_json(build_index(records, scans, detected=memo)), _index_json(
+            build_index(records, scans)
+        )
+
+    patched, scratch = both()
+    assert patched == scratch
+    pairs = [(f["entity"], f["other"]) for f in scratch[2] if f["kind"] == "near_duplicate_name"]
+    assert ("林峯", "林峰") in pairs and ("林峰", "林枫") in pairs
+    edits = [
+        (1, nouns(("林峰", "nr", 6, 3))),  # 青云山 now first appears in chapter 3
+        (2, nouns(("林峰", "nr", 5, 0), ("赤霞宗", "nt", 3, 7))),  # the typo is corrected
+        (4, {}),  # 周通 leaves the novel
+        (
+            1,
+            nouns(("周通", "nr", 2, 0), ("林峰", "nr", 6, 3), ("青云山", "ns", 1, 4)),
+        ),  # and comes back early
+        (3, nouns(("林峯", "nr", 2, 0))),
+    ]
+    for number, changed in edits:
+        chapters[number] = changed
+        patched, scratch = both()
+        assert patched == scratch, number
+    del chapters[2]  # a chapter deleted: a pass over other chapters
+    patched, scratch = both()
+    assert patched == scratch
