@@ -7,12 +7,18 @@ links is taken over before the field sees it. In a main window it asks, as the c
 to import the file as a manuscript, use it as a style sample or insert its text where it was dropped; on the
 style page (wherever it is shown) it does what the page's drop zone does; in any other window (a dialog) the
 drop is refused. Dragged plain text is left to the field.
+
+Every event of every widget passes through that filter (a few microseconds each in Python): code that builds
+many widgets at once (a quality report, a chapter tab, the tree) runs under :func:`field_drops_paused`, which
+takes the filter off meanwhile. No drag can be delivered then: a drag event only comes from the event loop,
+and such code runs in one turn of it without spinning it.
 """
 
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import shiboken6
@@ -25,7 +31,7 @@ from novel_desktop.controllers.drops import Dropped
 if TYPE_CHECKING:
     from novel_desktop.ui.flows.drops import DropFlows
 
-_DRAGS = (QEvent.Type.DragEnter, QEvent.Type.DragMove, QEvent.Type.Drop)
+_DRAG_ENTER, _DRAG_MOVE, _DROP = QEvent.Type.DragEnter, QEvent.Type.DragMove, QEvent.Type.Drop
 
 #: A field's drop, to the window it belongs to: (field, what was dropped, where in the field's text).
 FieldDrop = Callable[[QWidget, Dropped, int], None]
@@ -80,7 +86,8 @@ class _FieldDropFilter(QObject):
         )
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() not in _DRAGS:
+        kind = event.type()  # every event of the application comes here: out at once unless a drag's
+        if kind is not _DRAG_ENTER and kind is not _DRAG_MOVE and kind is not _DROP:
             return False
         assert isinstance(event, QDropEvent)  # QDragMoveEvent and QDragEnterEvent derive from it
         mime = event.mimeData()
@@ -94,7 +101,7 @@ class _FieldDropFilter(QObject):
             event.ignore()
             return True
         event.acceptProposedAction()
-        if event.type() == QEvent.Type.Drop:
+        if kind is _DROP:
             from novel_desktop.ui.drops import dropped_of
 
             handler(field, dropped_of(mime), drop_position(field, event))
@@ -116,6 +123,31 @@ class _FieldDropFilter(QObject):
         return None
 
 
+#: The application's filter once installed, and how many :func:`field_drops_paused` blocks are open.
+_filter: list[_FieldDropFilter] = []
+_pauses = [0]
+
+
+@contextmanager
+def field_drops_paused() -> Iterator[None]:
+    """Take the application's field-drop filter off while the block builds widgets synchronously (see the
+    module docstring); it is back when the outermost block ends, however it ends. Also a decorator."""
+    app = QApplication.instance()
+    current = _filter[0] if _filter and shiboken6.isValid(_filter[0]) else None
+    if app is None or current is None:
+        yield
+        return
+    _pauses[0] += 1
+    if _pauses[0] == 1:
+        app.removeEventFilter(current)
+    try:
+        yield
+    finally:
+        _pauses[0] -= 1
+        if _pauses[0] == 0 and shiboken6.isValid(current):
+            app.installEventFilter(current)
+
+
 def install_field_drops(window: QWidget, flows: DropFlows) -> None:
     """Route file drops on ``window``'s text fields to ``flows`` (once per application, a filter)."""
     app = QApplication.instance()
@@ -125,8 +157,17 @@ def install_field_drops(window: QWidget, flows: DropFlows) -> None:
     if current is None:
         current = _FieldDropFilter(app)
         current.setObjectName("fieldDropFilter")
-        app.installEventFilter(current)
+        if _pauses[0] == 0:
+            app.installEventFilter(current)
+        _filter[:] = [current]
     current.windows[window] = weakref.WeakMethod(flows.field_drop)
 
 
-__all__ = ["FieldDrop", "drop_position", "insert_into", "install_field_drops", "text_field"]
+__all__ = [
+    "FieldDrop",
+    "drop_position",
+    "field_drops_paused",
+    "insert_into",
+    "install_field_drops",
+    "text_field",
+]

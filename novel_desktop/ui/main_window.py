@@ -43,6 +43,7 @@ from novel_desktop.ui.ask_dialog import dialog_asker
 from novel_desktop.ui.chapter_editor import ChapterEditor, ChapterTab
 from novel_desktop.ui.cost_label import CostLabel
 from novel_desktop.ui.drops import accept_drag, dropped_of
+from novel_desktop.ui.field_drops import field_drops_paused
 from novel_desktop.ui.find_replace import FindReplaceDialog
 from novel_desktop.ui.flows.files import FileFlows
 from novel_desktop.ui.flows.novels import NovelFlows
@@ -300,6 +301,7 @@ class MainWindow(WindowActions):
             w.editor for i in range(self.tabs.count()) if isinstance(w := self.tabs.widget(i), ChapterTab)
         ]
 
+    @field_drops_paused()  # a new chapter tab: many widgets built in one go
     def open_chapter(self, number: int) -> ChapterTab | None:
         if not self.project.is_open:
             return None

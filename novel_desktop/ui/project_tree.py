@@ -31,6 +31,7 @@ from novel_desktop.controllers.reader import ChapterInfo, NovelReader
 from novel_desktop.domain.gate import POLISH_AT
 from novel_desktop.i18n import tr, tr_n
 from novel_desktop.ui import theme
+from novel_desktop.ui.field_drops import field_drops_paused
 
 _ModelIndex = QModelIndex | QPersistentModelIndex
 
@@ -453,6 +454,7 @@ class ProjectTree(QWidget):
         self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.view.customContextMenuRequested.connect(self._on_view_context_menu_requested)
 
+    @field_drops_paused()
     def reload(self) -> None:
         expanded = self._expanded_keys()
         current = self.model.node(self.view.currentIndex())

@@ -39,6 +39,7 @@ from novel_desktop.domain.evaluation import (
     split_risk_flag,
 )
 from novel_desktop.i18n import join_list, paren, tr
+from novel_desktop.ui.field_drops import field_drops_paused
 from novel_desktop.ui.quality_text import (
     BAD,
     CONFIDENCE,
@@ -146,6 +147,7 @@ class ChapterReportMixin:
             return self.project.staged_report(number)[1]
         return self.project.pipeline_log(number)
 
+    @field_drops_paused()  # a report is a hundred widgets or more, built in one go
     def _show(self, number: int | None) -> None:
         index = self.chapter_combo.findData(number) if number is not None else -1
         self.chapter_combo.setCurrentIndex(index)

@@ -428,3 +428,30 @@ def test_a_field_on_the_style_page_takes_samples_as_its_drop_zone_and_a_dialogs_
     assert not send_drop(line, mime_of(files["sample"]))
     assert line.text() == "" and alerts.shown == []
     other.deleteLater()
+
+
+def test_a_field_is_covered_again_once_a_build_that_paused_the_filter_ends_even_by_an_error(
+    window: MainWindow, qloop: qasync.QEventLoop, files: dict[str, list[Path]], alerts: RecordingAlerts
+) -> None:
+    from PySide6.QtWidgets import QDialog, QVBoxLayout
+
+    from novel_desktop.ui.field_drops import field_drops_paused
+
+    other = QDialog(window)
+    line = QLineEdit(other)
+    QVBoxLayout(other).addWidget(line)
+    other.show()
+    with field_drops_paused():  # while widgets are built nothing filters (no drag comes in meanwhile)
+        with field_drops_paused():
+            pass
+        send_drop(line, mime_of(files["sample"], text="样本"))  # the plain field's own handling
+        assert line.text() == "样本"
+    line.clear()
+    with pytest.raises(RuntimeError), field_drops_paused():
+        raise RuntimeError("a build that failed")
+    window.open_chapter(1)  # builds under a pause too
+    assert not send_drop(
+        line, mime_of(files["sample"], text="样本")
+    )  # refused again, the file never inserted
+    assert line.text() == "" and alerts.shown == []
+    other.deleteLater()
