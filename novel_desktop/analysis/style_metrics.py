@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields
 from functools import lru_cache
@@ -305,31 +304,19 @@ def find_repetitions(
         window = [s for s in shapes[i : i + WINDOW] if s is not None]
         if len(window) - len(set(window)) > MAX_REPEATS:
             flagged.append(i)
-    findings: list[RepetitionFinding] = []
-    j = 0
-    while j < len(flagged):
-        first = flagged[j]
-        last = first
-        while j + 1 < len(flagged) and flagged[j + 1] <= last + WINDOW - 1:
-            j += 1
-            last = flagged[j]
-        j += 1
-        stop = last + WINDOW
-        stretch = [s for s in shapes[first:stop] if s is not None]
-        pattern, _ = Counter(stretch).most_common(1)[0]
-        # The finding spans the sentences that share the pattern, which is what the editor should underline.
-        same = [k for k in range(first, stop) if shapes[k] == pattern]
-        findings.append(
-            RepetitionFinding(
-                sentences[same[0]].start,
-                sentences[same[-1]].end,
-                same[0],
-                same[-1] - same[0] + 1,
-                pattern,
-                len(stretch) - len(set(stretch)),
-                tuple(sentences[k].text for k in same[:5]),
-            )
+    # The finding spans the sentences that share the pattern, which is what the editor should underline.
+    findings = [
+        RepetitionFinding(
+            sentences[same[0]].start,
+            sentences[same[-1]].end,
+            same[0],
+            same[-1] - same[0] + 1,
+            pattern,
+            repeats,
+            tuple(sentences[k].text for k in same[:5]),
         )
+        for same, pattern, repeats in text_measure.stretches(flagged, shapes, WINDOW)
+    ]
     return windows, len(flagged), findings
 
 

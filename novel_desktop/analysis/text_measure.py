@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -225,7 +226,27 @@ def _repetitions(
                 shaped -= 1
         if k >= window - 1 and shaped - len(counts) > max_repeats:
             flagged.append(k - window + 1)
-    findings: list[Repetition] = []
+    findings = [
+        Repetition(
+            starts[same[0]],
+            ends[same[-1]],
+            same[0],
+            same[-1] - same[0] + 1,
+            pattern,
+            repeats,
+            tuple(text[starts[k] : ends[k]] for k in same[:5]),
+        )
+        for same, pattern, repeats in stretches(flagged, shapes, window)
+    ]
+    return windows, len(flagged), findings
+
+
+def stretches(
+    flagged: Sequence[int], shapes: Sequence[str | None], window: int
+) -> list[tuple[list[int], str, int]]:
+    """Overlapping flagged windows merged into stretches: for each, the sentences sharing its most common
+    shape (what the editor underlines), that shape, and the stretch's repeats."""
+    found: list[tuple[list[int], str, int]] = []
     j = 0
     while j < len(flagged):
         first = last = flagged[j]
@@ -237,15 +258,5 @@ def _repetitions(
         stretch = [s for s in shapes[first:stop] if s is not None]
         pattern, _ = Counter(stretch).most_common(1)[0]
         same = [k for k in range(first, stop) if shapes[k] == pattern]
-        findings.append(
-            Repetition(
-                starts[same[0]],
-                ends[same[-1]],
-                same[0],
-                same[-1] - same[0] + 1,
-                pattern,
-                len(stretch) - len(set(stretch)),
-                tuple(text[starts[k] : ends[k]] for k in same[:5]),
-            )
-        )
-    return windows, len(flagged), findings
+        found.append((same, pattern, len(stretch) - len(set(stretch))))
+    return found
