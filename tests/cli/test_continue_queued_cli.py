@@ -5,7 +5,6 @@ the fake server."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,35 +13,19 @@ import pytest
 from novel_desktop.cli import main
 from novel_desktop.storage.store import NovelStore
 from tests.e2e.replies import judge_json, script_defaults, writer_text
-from tests.fakes.anthropic_server import FakeAnthropicServer, Reply
-
-
-class _JudgeWaitsForNextWriter(FakeAnthropicServer):
-    """The first judge reply is held until the second writer request has arrived (at most 10 s): a queued
-    run gets it at once; a chapter-by-chapter run would only after the wait ran out, and say so."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.second_writer = threading.Event()
-        self.judge_saw_writer: list[bool] = []
-
-    def _next_reply(self, role: str | None, *more: str, panel: str | None = None) -> Reply:
-        if role == "chapter_writer" and len(self.requests_for("chapter_writer")) >= 2:
-            self.second_writer.set()
-        if role == "quality_judge" and not self.judge_saw_writer:
-            self.judge_saw_writer.append(self.second_writer.wait(timeout=10))
-        return super()._next_reply(role, *more, panel=panel)
+from tests.fakes.anthropic_server import FakeAnthropicServer
+from tests.fakes.queued_server import JudgeWaitsForNextWriter
 
 
 @pytest.fixture
 def fake_server() -> Iterator[FakeAnthropicServer]:
-    with _JudgeWaitsForNextWriter() as server:
+    with JudgeWaitsForNextWriter() as server:
         script_defaults(server)
         yield server
 
 
 def test_continue_n_3_drafts_each_next_chapter_before_the_one_before_is_committed(
-    novel: Path, fake: _JudgeWaitsForNextWriter, capsys: pytest.CaptureFixture[str]
+    novel: Path, fake: JudgeWaitsForNextWriter, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["continue", str(novel), "-n", "3", "--non-interactive"]) == 0
     captured = capsys.readouterr()
@@ -65,7 +48,7 @@ def test_continue_n_3_drafts_each_next_chapter_before_the_one_before_is_committe
 
 
 def test_a_gate_that_needs_the_author_stops_the_queue_and_discards_the_early_draft(
-    novel: Path, fake: _JudgeWaitsForNextWriter, capsys: pytest.CaptureFixture[str]
+    novel: Path, fake: JudgeWaitsForNextWriter, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fake.set_default("quality_judge", judge_json(2.5))  # too low to pass or revise: the author must choose
     assert main(["continue", str(novel), "-n", "3", "--non-interactive"]) == 1
@@ -81,7 +64,7 @@ def test_a_gate_that_needs_the_author_stops_the_queue_and_discards_the_early_dra
 
 
 def test_the_volume_end_stops_the_queue_and_names_the_next_step(
-    novel: Path, fake: _JudgeWaitsForNextWriter, capsys: pytest.CaptureFixture[str]
+    novel: Path, fake: JudgeWaitsForNextWriter, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fake.second_writer.set()  # nothing to hold back here
     assert main(["continue", str(novel), "-n", "5", "--non-interactive"]) == 1
@@ -95,7 +78,7 @@ def test_the_volume_end_stops_the_queue_and_names_the_next_step(
 
 
 def test_stream_shows_each_chapter_whole_and_in_order(
-    novel: Path, fake: _JudgeWaitsForNextWriter, capsys: pytest.CaptureFixture[str]
+    novel: Path, fake: JudgeWaitsForNextWriter, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["continue", str(novel), "-n", "2", "--non-interactive", "--stream"]) == 0
     out = capsys.readouterr().out

@@ -30,6 +30,7 @@ from novel_desktop.storage import layout
 from novel_desktop.storage.store import NovelStore
 from tests.e2e.replies import judge_json, script_defaults, summarizer_json, writer_text
 from tests.fakes.anthropic_server import FakeAnthropicServer, RecordedRequest, Reply, fast_settings
+from tests.fakes.queued_server import JudgeWaitsForNextWriter
 
 KEY = "sk-ant-test-queued"
 STOP = frozenset({"VOL_REVIEW"})
@@ -146,25 +147,8 @@ def test_a_queued_run_commits_what_chapter_by_chapter_runs_would(novel: Path, tm
         assert [c.role for c in store.model_calls(4)].count("chapter_writer") == 1
 
 
-class _JudgeWaitsForNextWriter(FakeAnthropicServer):
-    """The first judge reply is held until the second writer request has arrived (at most 10 s): a queued
-    run gets its reply at once, a sequential one would only after the wait ran out."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.second_writer = threading.Event()
-        self.judge_saw_writer: list[bool] = []
-
-    def _next_reply(self, role: str | None, *more: str, panel: str | None = None) -> Reply:
-        if role == "chapter_writer" and len(self.requests_for("chapter_writer")) >= 2:
-            self.second_writer.set()
-        if role == "quality_judge" and not self.judge_saw_writer:
-            self.judge_saw_writer.append(self.second_writer.wait(timeout=10))
-        return super()._next_reply(role, *more, panel=panel)
-
-
 def test_the_next_writer_starts_before_the_judge_replies(novel: Path) -> None:
-    with _JudgeWaitsForNextWriter() as server:
+    with JudgeWaitsForNextWriter() as server:
         script_defaults(server)
         summary = _run(novel, server, 2)
         roles = [r.role for r in server.requests if r.role in ("chapter_writer", "style_refiner")]
@@ -220,7 +204,7 @@ def test_a_chapter_sent_back_discards_the_early_draft(novel: Path) -> None:
             staged_at_discard.append(store.list_staging(event.chapter))
 
     # Chapter 3's judgement waits for the first early writer's request: the draft it throws away was begun.
-    with _JudgeWaitsForNextWriter() as server:
+    with JudgeWaitsForNextWriter() as server:
         script_defaults(server)
         server.script("quality_judge", judge_json(3.2))  # chapter 3's first judgement sends it back
         server.script("reviser", Reply(_REVISED, chunk_size=40))
@@ -315,7 +299,7 @@ def test_the_volume_end_drafts_nothing_into_the_next_volume(novel: Path) -> None
 
 def test_a_polished_chapter_drafts_the_next_one_again_from_the_polished_text(novel: Path) -> None:
     events: list[OrchestratorEvent] = []
-    with _JudgeWaitsForNextWriter() as server:  # the first early draft was begun before the gate
+    with JudgeWaitsForNextWriter() as server:  # the first early draft was begun before the gate
         script_defaults(server)
         server.script("quality_judge", judge_json(3.7))  # chapter 3: a second polish, then the commit
         summary = _run(novel, server, 2, events=events)
