@@ -137,8 +137,9 @@ class NovelSession:
         self._agents: SessionAgents | None = None
         self._interaction: InteractionManager | None = None
         self._closed = False
-        # The ledger row and chapter of each call whose stream started and has not ended (by call id).
-        self._open_calls: dict[int, tuple[int | None, int | None]] = {}
+        # The ledger row of each call whose stream started and has not ended (by call id): the write its start
+        # made, a task giving the row's id and chapter.
+        self._open_calls: dict[int, asyncio.Task[tuple[int, int | None]]] = {}
 
     @classmethod
     def open(
@@ -227,14 +228,13 @@ class NovelSession:
                 log.warning("a call watcher failed", exc_info=True)
         if event.phase == "progress" or not self.store.writable:
             return
-        row_id, chapter = self._open_calls.pop(event.call_id, (None, attribution.chapter))
         call = ModelCall(
             role=event.role,
             model=event.model,
             purpose=attribution.purpose or default_purpose(event.role),
             # A row left "interrupted" is a call whose process died before it ended.
             status="interrupted" if event.phase == "start" else event.status,
-            chapter=chapter,
+            chapter=attribution.chapter,
             input_tokens=event.usage.input_tokens,
             output_tokens=event.usage.output_tokens,
             cache_creation_input_tokens=event.usage.cache_creation_input_tokens,
@@ -243,9 +243,28 @@ class NovelSession:
             duration_ms=event.duration_ms,
             attempts=event.attempts,
         )
-        row_id, chapter = await asyncio.to_thread(self._record_call, call, row_id)
+        # The write is a task of its own, known before it ends, and never cancelled with the call: a cancel
+        # landing while the start's row is written must not lose that row, or the call's end would write a
+        # second one beside it, left "interrupted" (an early draft thrown away mid-stream counted twice).
+        write = asyncio.ensure_future(self._write_call(call, self._open_calls.pop(event.call_id, None)))
         if event.phase == "start":
-            self._open_calls[event.call_id] = (row_id, chapter)
+            self._open_calls[event.call_id] = write
+        await asyncio.shield(write)
+
+    async def _write_call(
+        self, call: ModelCall, opened: asyncio.Task[tuple[int, int | None]] | None
+    ) -> tuple[int, int | None]:
+        """Write ``call`` over the row its start wrote (``opened``, once that write is done) or as a new row;
+        return the row's id and chapter."""
+        row_id: int | None = None
+        if opened is not None:
+            try:
+                row_id, chapter = await opened
+            except Exception:
+                log.warning("a model call's first ledger write failed", exc_info=True)
+            else:
+                call = replace(call, chapter=chapter)
+        return await asyncio.to_thread(self._record_call, call, row_id)
 
     def _record_call(self, call: ModelCall, row_id: int | None) -> tuple[int, int | None]:
         if call.chapter is None and row_id is None:

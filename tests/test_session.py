@@ -3,8 +3,10 @@ it from the same builder, and it talks to the fake Messages API server (never th
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -12,11 +14,13 @@ import pytest
 
 from novel_desktop import session as session_module
 from novel_desktop.cli import main
-from novel_desktop.llm.client import LLMClient
+from novel_desktop.domain.ledger import ModelCall, attributed
+from novel_desktop.llm.client import LLMClient, PromptBlock
+from novel_desktop.llm.roles import AgentRole
 from novel_desktop.llm.settings import LLMSettings
 from novel_desktop.session import NovelSession
 from novel_desktop.storage.store import NovelStore
-from tests.fakes.anthropic_server import FakeAnthropicServer, fast_settings
+from tests.fakes.anthropic_server import FakeAnthropicServer, Reply, fast_settings
 
 KEY = "sk-ant-test-session"
 
@@ -69,6 +73,45 @@ def test_the_client_talks_to_the_fake_server(
     assert len(fake.requests_for("quality_judge")) == 1
     assert [c.base_url for c in builds] == [fake.base_url]
     assert fake.base_url.startswith("http://127.0.0.1:")
+
+
+def test_a_call_cancelled_while_its_first_ledger_row_is_written_is_one_cancelled_row(
+    novel: Path, fake: FakeAnthropicServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The row a call's start writes is held in its worker thread until the call was cancelled: the end must
+    # complete that row, not write a second one beside it (an early draft thrown away was counted twice).
+    writing, cancelled = threading.Event(), threading.Event()
+    record = NovelStore.record_model_call
+
+    def held(self: NovelStore, call: ModelCall, row_id: int | None = None) -> int:
+        if call.status == "interrupted" and not writing.is_set():
+            writing.set()
+            cancelled.wait(10)
+        return record(self, call, row_id)
+
+    monkeypatch.setattr(NovelStore, "record_model_call", held)
+    fake.script("chapter_writer", Reply.slow("林风" * 200, delay=0.02))
+
+    async def work(session: NovelSession) -> None:
+        with attributed("write", chapter=3):
+            call = asyncio.ensure_future(
+                session.client.stream(
+                    AgentRole.chapter_writer,
+                    system=[PromptBlock("你是网文作者。")],
+                    messages=[{"role": "user", "content": "写第三章"}],
+                )
+            )
+        assert await asyncio.to_thread(writing.wait, 10)
+        call.cancel()
+        cancelled.set()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+
+    with NovelSession.open(novel, settings=fast_settings()) as session:
+        session.run(work)
+        calls = session.store.model_calls()
+    assert [(c.chapter, c.purpose, c.status) for c in calls] == [(3, "write", "cancelled")]
+    assert calls[0].input_tokens == fake.reported[-1]["usage"]["input_tokens"] > 0
 
 
 def test_the_cli_and_a_second_call_share_the_builder(

@@ -14,7 +14,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from novel_desktop.agents.text_ending import text_in_place_of_summary
+from novel_desktop.domain.ledger import ModelCall
 from novel_desktop.domain.novel_ask import AnswerSpec
 from novel_desktop.domain.novel_ask_answers import build_answer_spec
 from novel_desktop.pipeline.events import (
@@ -227,6 +230,44 @@ def test_a_chapter_sent_back_discards_the_early_draft(novel: Path) -> None:
         # The ledger keeps what the thrown-away draft cost, as chapter 4's.
         assert [c.role for c in store.model_calls(4)].count("chapter_writer") == 2
         assert store.checkpoint()["last_completed_chapter"] == 4
+
+
+def test_an_early_draft_thrown_away_while_its_first_ledger_row_is_written_is_counted_once(
+    novel: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Under load the early writer's first ledger row (written in a worker thread when its stream starts) was
+    # still being written when chapter 3 was sent back and the draft cancelled: the row's id was lost, and
+    # the call's end wrote a second row, so chapter 4 showed three writer calls. Here that interleaving is
+    # forced: chapter 3's judgement waits until the row is being written, the row until the draft is dropped.
+    writing, dropped = threading.Event(), threading.Event()
+    record = NovelStore.record_model_call
+
+    def held(self: NovelStore, call: ModelCall, row_id: int | None = None) -> int:
+        early = call.role == "chapter_writer" and call.chapter == 4 and call.status == "interrupted"
+        if early and not writing.is_set():
+            writing.set()
+            dropped.wait(10)
+        return record(self, call, row_id)
+
+    def watch(event: OrchestratorEvent, _store: NovelStore, _task: asyncio.Task[Any]) -> None:
+        if isinstance(event, DraftDiscarded):
+            dropped.set()
+
+    monkeypatch.setattr(NovelStore, "record_model_call", held)
+    events: list[OrchestratorEvent] = []
+    with JudgeWaitsForNextWriter() as server:
+        script_defaults(server)
+        server.script("quality_judge", Reply(judge_json(3.2), hold_until=writing))  # sends chapter 3 back
+        server.script("reviser", Reply(_REVISED, chunk_size=40))
+        summary = _run(novel, server, 2, events=events, on_event=watch)
+        assert server.held and all(server.held)  # every panel of the first judgement waited
+    assert summary is not None and [c.chapter for c in summary.chapters] == [3, 4]
+    assert [e.chapter for e in events if isinstance(e, DraftDiscarded)] == [4]
+    with NovelStore.open(novel, write=False) as store:
+        writers = [c for c in store.model_calls(4) if c.role == "chapter_writer"]
+    # What 费用 shows for chapter 4: the thrown-away draft once (cancelled, its input billed), the one kept.
+    assert [c.status for c in writers] == ["cancelled", "ok"]
+    assert writers[0].input_tokens > 0
 
 
 def _slow_writer() -> Reply:
