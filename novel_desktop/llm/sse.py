@@ -13,7 +13,7 @@ import json
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import httpx2
@@ -32,7 +32,7 @@ async def sse_events(response: httpx2.Response) -> AsyncGenerator[tuple[str, dic
     pending = b""  # the start of a line whose end has not arrived yet
     # Closed here, in the task that reads it, however the reading ends (an error event, a cancel, the caller
     # leaving): left to the garbage collector, httpcore's connection lock would be released from another task.
-    async with aclosing(cast(AsyncGenerator[bytes, None], response.aiter_bytes())) as chunks:
+    async with aclosing(response.aiter_bytes()) as chunks:
         async for chunk in chunks:
             lines = _lines(pending + chunk if pending else chunk)
             pending = lines.pop()
