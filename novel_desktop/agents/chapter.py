@@ -36,6 +36,7 @@ from novel_desktop.agents.ports import (
     WriteMode,
 )
 from novel_desktop.agents.review_prefix import PrefixGate, review_system, review_turn
+from novel_desktop.agents.shared_build import SharedBuild
 from novel_desktop.agents.summary_parts import SUMMARY_PARTS, MemoryReply, part_context
 from novel_desktop.agents.templates import RenderedPrompt, render_template
 from novel_desktop.agents.writer_budget import Cut, fit_writer_prompt
@@ -121,7 +122,9 @@ class LLMChapterAgents:
         #: The summarizer as two parts at once (the pipeline's critical path); one whole call when False.
         self.split_summary = True
         #: The review calls' shared values for one chapter's facts and text, built once for all of them.
-        self._review_memo: tuple[NovelFacts, str, asyncio.Future[_ReviewValues]] | None = None
+        self._review_memo: SharedBuild[_ReviewValues] = SharedBuild()
+        #: The judge's context (style metrics of the text): one build for both judges of a key chapter.
+        self._judge_memo: SharedBuild[dict[str, str]] = SharedBuild()
 
     async def _load(self, chapter: int) -> NovelFacts:
         if self._facts is None or self._facts.chapter != chapter:
@@ -196,17 +199,12 @@ class LLMChapterAgents:
     async def _review_values(self, facts: NovelFacts, text: str) -> _ReviewValues:
         """The review prefix's values for ``facts`` and ``text``: built once (in a worker thread) for the
         refiner, the summarizer's parts and the judge's panels that start together on the same draft."""
-        memo = self._review_memo
-        stale = memo is None or memo[0] is not facts or memo[1] != text
-        if memo is None or stale or (memo[2].done() and memo[2].exception() is not None):
 
-            async def build() -> _ReviewValues:
-                system = await asyncio.to_thread(fact_sheet.review_system_values, facts)
-                return system, await asyncio.to_thread(fact_sheet.review_shared_values, facts, text)
+        async def build() -> _ReviewValues:
+            system = await asyncio.to_thread(fact_sheet.review_system_values, facts)
+            return system, await asyncio.to_thread(fact_sheet.review_shared_values, facts, text)
 
-            memo = self._review_memo = (facts, text, asyncio.ensure_future(build()))
-        # Shielded: one caller cancelled (a retry, a discarded draft) does not cancel the others' build.
-        return await asyncio.shield(memo[2])
+        return await self._review_memo.get(facts, text, build)
 
     async def _round(self, chapter: int) -> int:
         """The chapter's current round (from the staged record)."""
@@ -389,7 +387,11 @@ class LLMChapterAgents:
         await self._gate.claimer_sent(self.client.settings.model_for(role), text)
         facts = await self._load(brief.chapter)
         # The context measures the text (style metrics): off the event loop.
-        context = await asyncio.to_thread(fact_sheet.judge_context, facts, text)
+        context = dict(
+            await self._judge_memo.get(
+                facts, text, lambda: asyncio.to_thread(fact_sheet.judge_context, facts, text)
+            )
+        )
         weights = platform_profile(facts.platform).weights
         round_ = await self._round(brief.chapter)
         if not secondary:

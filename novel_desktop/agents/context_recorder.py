@@ -128,27 +128,42 @@ class NullRecorder:
 
 
 class StagedContextRecorder:
-    """Stages the chapter's entries in the novel, next to its other staged outputs."""
+    """Stages the chapter's entries in the novel, next to its other staged outputs.
+
+    The staged JSON is the durable copy (what the inspector, the commit, a resumed run or another recorder
+    reads); this recorder also keeps the entries it last wrote, with their text, so that while the staged text
+    is still that text it neither parses it again nor merges from a parse: one read of the row and a string
+    comparison tell. Anything else (written before a crash, by another recorder) is parsed as before.
+    """
 
     def __init__(self, store: NovelStore) -> None:
         self.store = store
         # Summarizer and refiner, and the two judges, record at once: one read-merge-write at a time.
         self._lock = threading.Lock()
+        #: The chapter, the staged text this recorder last wrote for it and that text's entries.
+        self._last: tuple[int, str, tuple[ContextEntry, ...]] | None = None
 
     def entries(self, chapter: int) -> list[ContextEntry]:
+        return list(self._staged(chapter))
+
+    def _staged(self, chapter: int) -> tuple[ContextEntry, ...]:
         raw = self.store.staging(layout.context_path(chapter))
         if not raw:
-            return []
+            return ()
+        last = self._last
+        if last is not None and last[0] == chapter and last[1] == raw:
+            return last[2]
         try:
-            return entries_from_json(json.loads(raw))
+            return tuple(entries_from_json(json.loads(raw)))
         except json.JSONDecodeError:
-            return []
+            return ()
 
     def record(self, chapter: int, entry: ContextEntry) -> None:
         with self._lock:
-            entries = merge_entry(self.entries(chapter), entry)
-            body = json.dumps([e.to_json() for e in entries], ensure_ascii=False, indent=1)
+            entries = tuple(merge_entry(self._staged(chapter), entry))
+            body = json.dumps([e.to_json() for e in entries], ensure_ascii=False, separators=(",", ":"))
             self.store.put_staging(layout.context_path(chapter), body, chapter=chapter)
+            self._last = (chapter, body, entries)
 
 
 def recorder_for(source: object) -> ContextRecorder:

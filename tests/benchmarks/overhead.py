@@ -8,6 +8,8 @@ disturbs much less than the wall time. ``ch500`` is a key chapter (the end of a 
 ``ch499`` the ordinary chapter before it, to compare with ``ch5`` like with like. ``--profile`` adds
 what the time went on: the event loop's functions (cProfile, our code only) and the store calls run in worker
 threads (``db()`` / ``asyncio.to_thread``: wall time per function), at chapter 5 and at chapter 500.
+A warm-up chapter first pays the one-time costs (imports, the segmenter) and the full garbage collection its
+imports are due (``gc.collect()``; see tests/benchmarks/pipeline.py).
 
 Nothing is asserted: the figures are printed.
 """
@@ -17,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import gc
 import io
 import json
 import os
@@ -126,6 +129,7 @@ def run(repeat: int, profile: bool) -> dict[str, Any]:
         with FakeAnthropicServer() as server:
             _script(server)
             asyncio.run(_chapter(generate(root / "warm.novel", 2, per_volume=50), server, None))
+            gc.collect()  # the full pass the warm-up's imports are due, not one of the measured chapters'
             for name, novel in novels.items():
                 walls, cpus = [], []
                 for i in range(repeat):

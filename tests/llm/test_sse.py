@@ -50,3 +50,34 @@ def test_an_error_event_after_http_200_raises_the_sdks_status_error() -> None:
     assert caught.value.status_code == 200
     assert caught.value.type == "overloaded_error"
     assert caught.value.api_message == "Overloaded"
+
+
+def _chunked(chunks: list[bytes]) -> list[tuple[str, dict[str, Any]]]:
+    async def stream() -> Any:
+        for chunk in chunks:
+            yield chunk
+
+    async def collect() -> list[tuple[str, dict[str, Any]]]:
+        response = httpx2.Response(
+            200, content=stream(), request=httpx2.Request("POST", "http://127.0.0.1/v1/messages")
+        )
+        return [event async for event in sse_events(response)]
+
+    return asyncio.run(collect())
+
+
+def test_lines_end_at_lf_crlf_or_cr_wherever_the_chunks_are_cut() -> None:
+    events = [
+        ("content_block_delta", {"delta": {"type": "text_delta", "text": "第一章\u2028山门"}}),
+        ("message_delta", {"delta": {"stop_reason": "end_turn"}}),
+        ("message_stop", {"type": "message_stop"}),
+    ]
+    body = (
+        'event: content_block_delta\r\ndata: {"delta": {"type": "text_delta", "text": "第一章\u2028山门"}}\r\n\r\n'
+        'event: message_delta\rdata: {"delta": {"stop_reason": "end_turn"}}\r\r'
+        'event: message_stop\ndata: {"type": "message_stop"}\r\n'
+    ).encode("utf-8")
+    assert _chunked([body]) == events
+    # Cut everywhere: inside a CRLF, inside a multi-byte character, between "data:" and its value.
+    for size in (1, 2, 3, 5, 7, 24):
+        assert _chunked([body[i : i + size] for i in range(0, len(body), size)]) == events, size
