@@ -330,7 +330,7 @@ def proper_noun_candidates(tokens: segment.Tokens) -> dict[str, tuple[str, int, 
     count as a person when they start with a common surname, a place or an organisation by their last
     character, and are skipped otherwise.
     """
-    words, tags, starts = tokens.words, tokens.tags, tokens.starts
+    words, starts = tokens.words, tokens.starts
     # A word's tag is the same wherever it stands, so the work is per distinct word (a third as many), and
     # what runs over every word loops in C: a novel has half a million words.
     tag_of = tokens.tag_of
@@ -355,7 +355,8 @@ def proper_noun_candidates(tokens: segment.Tokens) -> dict[str, tuple[str, int, 
     if surnames:
         last = len(words) - 1
         for i in compress(range(last), map(surnames.__contains__, words)):
-            name = _surname_plus_given(words[i], tags[i], words[i + 1], tags[i + 1])
+            word, given = words[i], words[i + 1]
+            name = _surname_plus_given(word, tag_of[word], given, tag_of[given])
             if name:
                 prev = joined.get(name)
                 joined[name] = ("nr", 1, starts[i]) if prev is None else (prev[0], prev[1] + 1, prev[2])

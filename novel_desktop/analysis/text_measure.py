@@ -165,7 +165,7 @@ def _shapes(
     min_shaped: int,
 ) -> list[str | None]:
     """Each sentence's shape: the coarse tags of its first two words, its mark, "D" for dialogue."""
-    token_starts, words, tags = tokens.starts, tokens.words, tokens.tags
+    token_starts, words, tag_of = tokens.starts, tokens.words, tokens.tag_of
     count = len(words)
     shapes: list[str | None] = []
     append = shapes.append
@@ -181,7 +181,7 @@ def _shapes(
         while j < count and token_starts[j] < end:
             word = words[j]
             if word[0].isalnum():
-                tag = tags[j]
+                tag = tag_of[word]
                 heads += tag[0] if tag else "N" if len(word) > 1 else "x"
                 if len(heads) == 2:
                     break
