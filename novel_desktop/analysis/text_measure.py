@@ -23,9 +23,9 @@ from novel_desktop.analysis.sentences import (
     _CLOSERS,
     _DIALOGUE_RE,
     _FOLD,
+    _FULLWIDTH_PUNCT,
+    _HAN,
     _TERMINATORS,
-    _UNIT_RE,
-    _WORD_CHAR_RE,
     line_spans,
 )
 
@@ -34,6 +34,14 @@ from novel_desktop.analysis.sentences import (
 _SENTENCE_BODY_RE = re.compile(
     rf"\s*([^{_TERMINATORS}\n]*(?:([{_TERMINATORS}]+)|(?=\n)|$)[{re.escape(_CLOSERS)}]*)"
 )
+#: The complement of :data:`~novel_desktop.analysis.sentences._UNIT_RE` (a unit of 字数: a Han character or
+#: full-width mark, or a run of other letters and digits): where that finds a character, this finds nothing;
+#: otherwise this finds the run it counts once (group 1) or the character it skips (group 1 empty). Counting
+#: with it makes no string per 汉字 (a novel has 700,000), only per mark, space or run; see :func:`_count`.
+_NOT_UNIT_RE = re.compile(rf"(?![{_HAN}{_FULLWIDTH_PUNCT}])(?:((?:(?![{_HAN}])[^\W_])+)|[\s\S])")
+#: The same for :data:`~novel_desktop.analysis.sentences._WORD_CHAR_RE` (a sentence's length: Han characters
+#: and runs of Latin letters or digits).
+_NOT_WORD_CHAR_RE = re.compile(r"(?![\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff〇])(?:([A-Za-z0-9]+)|[\s\S])")
 #: A run of final marks → the sentence's ending (its last mark, ASCII and small forms folded).
 _ENDINGS = {mark: _FOLD.get(mark, mark) for mark in _TERMINATORS}
 
@@ -87,24 +95,24 @@ def measure(
 ) -> Measured:
     """Count ``text``'s sentences, paragraphs and dialogue, and find its repeated sentence shapes."""
     prose, other = line_spans(text)
-    count_units = _UNIT_RE.findall
-    paragraph_chars = [len(count_units(text, s, e)) for s, e in prose]
+    not_units = _NOT_UNIT_RE.findall
+    paragraph_chars = [_count(not_units(text, s, e), e - s) for s, e in prose]
     # A unit of 字数 never spans a line: the text's count is its lines' counts (headings counted too).
-    chars = sum(paragraph_chars) + sum(len(count_units(text, s, e)) for s, e in other)
+    chars = sum(paragraph_chars) + sum(_count(not_units(text, s, e), e - s) for s, e in other)
     dialogue = [(m.start(), m.end()) for m in _DIALOGUE_RE.finditer(text)]
-    dialogue_chars = sum(len(count_units(text, a, b)) for a, b in dialogue)
+    dialogue_chars = sum(_count(not_units(text, a, b), b - a) for a, b in dialogue)
 
     starts: list[int] = []
     ends: list[int] = []
     lengths: list[int] = []
     endings: list[str] = []
-    count_words, finditer = _WORD_CHAR_RE.findall, _SENTENCE_BODY_RE.finditer
+    not_words, finditer = _NOT_WORD_CHAR_RE.findall, _SENTENCE_BODY_RE.finditer
     for line_start, line_end in prose:
         for m in finditer(text, line_start, line_end):
             start, end = m.span(1)
             if start == end:
                 continue
-            length = len(count_words(text, start, end))
+            length = _count(not_words(text, start, end), end - start)
             if length == 0:
                 continue
             starts.append(start)
@@ -133,6 +141,15 @@ def measure(
         repetitions=tuple(repetitions),
         paragraphs=tuple(prose),
     )
+
+
+def _count(complement: list[str], size: int) -> int:
+    """How many matches a pattern has in a stretch of ``size`` characters, from what its complement
+    (:data:`_NOT_UNIT_RE`, :data:`_NOT_WORD_CHAR_RE`) found there: every character counts one, but a run
+    (a non-empty string) counts one in all and a skipped character (an empty one) none."""
+    if not complement:
+        return size
+    return size - sum(map(len, complement)) + len(complement) - 2 * complement.count("")
 
 
 def _inside(starts: list[int], ends: list[int], spans: list[tuple[int, int]]) -> list[bool]:
