@@ -99,12 +99,15 @@ def _rjieba() -> ModuleType:
             if _module is None:
                 import rjieba
 
+                # Tagging with the HMM builds its tables on first use (30-50 ms): here, not in an analysis.
+                rjieba.tag("近大", True)
                 _module = rjieba
     return _module
 
 
 def ensure_ready() -> None:
-    """Build the dictionary once (importing rjieba, a few hundred ms); later calls return at once."""
+    """Build the dictionary and the HMM's tables once (importing rjieba and tagging a word, a few hundred
+    ms); later calls return at once."""
     _rjieba()
 
 
