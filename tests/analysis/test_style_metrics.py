@@ -142,3 +142,10 @@ def test_drift_against_a_profile_uses_its_measured_metrics() -> None:
     assert "dialogue_ratio" in metrics
     bare = StyleProfile(avg_sentence_length=10, dialogue_ratio=0.1)
     assert {i.metric for i in drift(bare, talkative)} <= {"avg_sentence_length", "dialogue_ratio"}
+
+
+def test_similes_are_counted_where_像_compares() -> None:
+    # 像 compares, but not in 图像/好像/像素 (the look-behind stands after 像, so a search skips to 像 in C).
+    text = "像风一样。他好像没来。图像模糊，像素很低。她仿佛睡着了，宛如一幅画，像一只猫。"
+    assert compute_metrics(text).similes == 4
+    assert compute_metrics("像").similes == 1
