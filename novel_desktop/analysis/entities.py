@@ -12,7 +12,7 @@ import hashlib
 import json
 import operator
 import re
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import compress
@@ -342,20 +342,17 @@ def proper_noun_candidates(tokens: segment.Tokens) -> dict[str, tuple[str, int, 
         elif tag in _PERSON_TAGS and word in _SURNAMES:
             surnames.add(word)
     found: dict[str, tuple[str, int, int]] = {}
-    if kinds:
-        # The places of the candidates (a few in a hundred words), in order.
-        at = list(map(kinds.__contains__, words))
-        counts = Counter(compress(words, at))
-        first_at: dict[str, int] = {}
-        # ``starts`` has one more entry (the text's end).
-        for word, start in compress(zip(words, starts, strict=False), at):
-            first_at.setdefault(word, start)
-        found = {word: (kind, counts[word], first_at[word]) for word, kind in kinds.items()}
     joined: dict[str, tuple[str, int, int]] = {}
-    if surnames:
-        last = len(words) - 1
-        for i in compress(range(last), map(surnames.__contains__, words)):
-            word, given = words[i], words[i + 1]
+    last = len(words) - 1
+    # The places of the candidates and of the surnames (a few in a hundred words), in order.
+    for i in compress(range(len(words)), map((kinds.keys() | surnames).__contains__, words)):
+        word = words[i]
+        kind = kinds.get(word)
+        if kind is not None:
+            prev = found.get(word)
+            found[word] = (kind, 1, starts[i]) if prev is None else (kind, prev[1] + 1, prev[2])
+        elif i < last:
+            given = words[i + 1]
             name = _surname_plus_given(word, tag_of[word], given, tag_of[given])
             if name:
                 prev = joined.get(name)
