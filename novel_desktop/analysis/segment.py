@@ -23,6 +23,7 @@ a novel has hundreds of thousands of words, and the callers look at few of them.
 from __future__ import annotations
 
 import threading
+from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import accumulate, compress, filterfalse
@@ -124,15 +125,16 @@ def tokenize(text: str) -> Tokens:
     distinct = dict.fromkeys(words)
     table = _TAGS
     new = list(filterfalse(table.__contains__, distinct))
+    starts = list(accumulate(map(len, words), initial=0))
     if new:
         if len(table) + len(new) > _MAX_TAGS:
             # A process that analysed many novels: start a new table (a thread still reading the old one
             # keeps it) with this text's words.
             table, new = {}, list(distinct)
             _set_table(table)
-        _learn(rjieba, table, new, text, words)
+        _learn(rjieba, table, new, Tokens(words, starts, {}), text)
     tag_of = dict(zip(distinct, map(table.__getitem__, distinct), strict=True))
-    return Tokens(words, list(accumulate(map(len, words), initial=0)), tag_of)
+    return Tokens(words, starts, tag_of)
 
 
 #: Word → its tag ("" for a word the dictionary lacks), for every word segmented in this process.
@@ -146,8 +148,8 @@ def _set_table(table: dict[str, str]) -> None:
     _TAGS = table
 
 
-def _learn(rjieba: ModuleType, table: dict[str, str], new: list[str], text: str, words: list[str]) -> None:
-    """Put the tags of the ``new`` words of ``text`` into ``table``."""
+def _learn(rjieba: ModuleType, table: dict[str, str], new: list[str], cut: Tokens, text: str) -> None:
+    """Put the tags of the ``new`` words of ``text`` (segmented as ``cut``, not tagged yet) into ``table``."""
     in_dictionary = list(map(rjieba.has_word, new))
     table.update(dict.fromkeys(compress(new, map(not_, in_dictionary)), ""))
     known: list[str] = []
@@ -169,31 +171,41 @@ def _learn(rjieba: ModuleType, table: dict[str, str], new: list[str], text: str,
                 position += 1
             position += 1
     if cut_apart:
-        _learn_in_context(rjieba, table, cut_apart, text, words)
+        _learn_in_context(rjieba, table, cut_apart, cut, text)
 
 
 def _learn_in_context(
-    rjieba: ModuleType, table: dict[str, str], cut_apart: list[str], text: str, words: list[str]
+    rjieba: ModuleType, table: dict[str, str], cut_apart: list[str], cut: Tokens, text: str
 ) -> None:
     """Tags of words the segmenter cuts when alone (a rare word made of common ones): read around where
-    ``text`` (segmented as ``words``) has each, where the segmenter made it a word; from its whole line when
+    ``text`` (segmented as ``cut``) first has each, where the segmenter made it a word; from its line when
     a few words around it are cut otherwise (jieba segments each run of 汉字 and letters apart, and a line
     break ends one, so the line is cut as in the text)."""
-    wanted = set(cut_apart)
-    first: dict[str, int] = {}
-    for i in compress(range(len(words)), map(wanted.__contains__, words)):
-        first.setdefault(words[i], i)
+    words, starts = cut.words, cut.starts
     for word in cut_apart:
-        i = first[word]
-        before = words[max(0, i - 3) : i]
-        if _tag_at(rjieba, table, word, "".join([*before, *words[i : i + 4]]), sum(map(len, before))):
+        i = _first_place(word, cut, text)
+        at = starts[i]
+        window = max(0, i - 3)
+        piece = text[starts[window] : starts[min(i + 4, len(words))]]
+        if _tag_at(rjieba, table, word, piece, at - starts[window]):
             continue
-        at = sum(map(len, words[:i]))
         line_start = text.rfind("\n", 0, at) + 1
         line_end = text.find("\n", at)
         line = text[line_start : line_end if line_end >= 0 else len(text)]
         if not _tag_at(rjieba, table, word, line, at - line_start):
             table[word] = ""
+
+
+def _first_place(word: str, cut: Tokens, text: str) -> int:
+    """The index of ``word``'s first place among the words of ``text`` (segmented as ``cut``): found by
+    searching the text, not by comparing every word (they are objects all over memory)."""
+    at = text.find(word)
+    while at >= 0:
+        i = bisect_left(cut.starts, at)
+        if i < len(cut.words) and cut.starts[i] == at and cut.words[i] == word:
+            return i
+        at = text.find(word, at + 1)
+    return cut.words.index(word)
 
 
 def _tag_at(rjieba: ModuleType, table: dict[str, str], word: str, piece: str, at: int) -> bool:
