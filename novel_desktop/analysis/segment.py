@@ -22,16 +22,18 @@ a novel has hundreds of thousands of words, and the callers look at few of them.
 
 from __future__ import annotations
 
+import itertools
 import threading
 from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from itertools import accumulate, compress, filterfalse
-from operator import not_
+from itertools import accumulate, compress, filterfalse, repeat
+from operator import itemgetter, ne, not_
 from types import ModuleType
 from typing import overload
 
 _lock = threading.Lock()
+_first = itemgetter(0)
 _module: ModuleType | None = None
 
 
@@ -152,24 +154,29 @@ def _learn(rjieba: ModuleType, table: dict[str, str], new: list[str], cut: Token
     """Put the tags of the ``new`` words of ``text`` (segmented as ``cut``, not tagged yet) into ``table``."""
     in_dictionary = list(map(rjieba.has_word, new))
     table.update(dict.fromkeys(compress(new, map(not_, in_dictionary)), ""))
-    known: list[str] = []
-    cut_apart: list[str] = []
-    for word in compress(new, in_dictionary):
-        (cut_apart if "\n" in word else known).append(word)
+    listed = list(compress(new, in_dictionary))
+    multiline = list(map(str.__contains__, listed, repeat("\n")))
+    cut_apart = list(compress(listed, multiline))
+    known = list(compress(listed, map(not_, multiline)))
     if known:
         # Each known word alone, one per line (jieba segments each line apart): a word that stays whole
         # there gives its dictionary tag.
         pairs: list[tuple[str, str]] = rjieba.tag("\n".join(known), False)
         position, count = 0, len(pairs)
-        for word in known:
-            if position < count and pairs[position][0] == word:
-                table[word] = pairs[position][1]
-                position += 2  # the word and the line break after it
-                continue
-            cut_apart.append(word)
+        while known:
+            # The pairs are word, line break, word, ... up to a word cut apart: those are taken at once.
+            aligned = pairs[position : position + 2 * len(known) : 2]
+            whole = next(compress(itertools.count(), map(ne, known, map(_first, aligned))), len(aligned))
+            table.update(aligned[:whole])
+            position += 2 * whole
+            if whole == len(known):
+                break
+            # known[whole] was cut apart: step over its pieces and the line break after them.
+            cut_apart.append(known[whole])
             while position < count and pairs[position][0] != "\n":
                 position += 1
             position += 1
+            known = known[whole + 1 :]
     if cut_apart:
         _learn_in_context(rjieba, table, cut_apart, cut, text)
 
