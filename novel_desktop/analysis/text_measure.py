@@ -12,7 +12,7 @@ the readable reference.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -156,22 +156,38 @@ def _count(complement: list[str], size: int) -> int:
 
 
 def _inside(starts: list[int], ends: list[int], spans: list[tuple[int, int]]) -> list[bool]:
-    """Whether each sentence lies mostly (more than half) inside quotation marks."""
+    """Whether each sentence lies mostly (more than half) inside quotation marks (``spans``, in order, apart).
+
+    As the readable reference (:func:`~novel_desktop.analysis.sentences.split_sentences`) does, a sentence
+    that starts before the first quotation counts as outside."""
+    result: list[bool] = []
     if not spans:
         return [False] * len(starts)
-    span_starts = [s for s, _ in spans]
-    result: list[bool] = []
+    append = result.append
     count = len(spans)
+    first = spans[0][0]
+    k = 0
+    span_end = spans[0][1]
     for start, end in zip(starts, ends, strict=True):
-        i = bisect_right(span_starts, start) - 1
-        covered = 0
-        while 0 <= i < count and spans[i][0] < end:
-            lo, hi = spans[i]
-            lo, hi = max(start, lo), min(end, hi)
-            if hi > lo:
-                covered += hi - lo
+        if start < first:
+            append(False)
+            continue
+        # Sentences and quotations come in order: step over the quotations that end before this sentence.
+        while span_end <= start:
+            k += 1
+            if k == count:
+                return result + [False] * (len(starts) - len(result))
+            span_end = spans[k][1]
+        lo = spans[k][0]
+        if lo >= end:
+            append(False)
+            continue
+        covered = min(end, span_end) - max(start, lo)
+        i = k + 1
+        while i < count and spans[i][0] < end:
+            covered += min(end, spans[i][1]) - spans[i][0]
             i += 1
-        result.append(covered * 2 > end - start)
+        append(covered * 2 > end - start)
     return result
 
 
