@@ -102,16 +102,20 @@ def _rjieba() -> ModuleType:
             if _module is None:
                 import rjieba
 
-                # Tagging with the HMM builds its tables on first use (30-50 ms): here, not in an analysis.
-                rjieba.tag("近大", True)
                 _module = rjieba
     return _module
 
 
 def ensure_ready() -> None:
-    """Build the dictionary and the HMM's tables once (importing rjieba and tagging a word, a few hundred
-    ms); later calls return at once."""
+    """Build the dictionary once (importing rjieba, a few hundred ms); later calls return at once."""
     _rjieba()
+
+
+def warm_tagger() -> None:
+    """Tag a word with the HMM once: the first such tag builds the tagger's tables (30-50 ms, outside the
+    GIL), which the first analysis would pay otherwise (it tags new words in context). For a worker thread
+    of the warm-up; later calls cost microseconds."""
+    _rjieba().tag("近大", True)
 
 
 def tokenize(text: str) -> Tokens:

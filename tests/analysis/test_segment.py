@@ -163,6 +163,8 @@ def test_any_text_segments_into_words_that_join_back_to_it(text: str) -> None:
 def test_ready_once() -> None:
     segment.ensure_ready()
     segment.ensure_ready()
+    segment.warm_tagger()  # the warm-up's second step: the HMM tagger's tables
+    segment.warm_tagger()
     assert segment.tokenize("").words == []
 
 
