@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 import re
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import compress
@@ -50,7 +51,6 @@ _COMPOUND_SURNAMES = {
 }
 _PLACE_SUFFIXES = set("山峰岭嶺谷河江湖海岛島城镇鎮村州府县縣国國洲宫宮殿寺庙廟观觀洞关關崖渊淵原")
 _ORG_SUFFIXES = ("宗", "门", "門", "派", "帮", "幫", "会", "會", "教", "盟", "阁", "閣", "堂", "家族")
-_HAN_WORD_RE = re.compile(r"^[\u3400-\u9fff]{2,4}$")
 _HAN_RUN_RE = re.compile(r"^[\u3400-\u9fff]+$")
 
 #: After a name: an optional short stretch, then a verb of speech ("林枫冷笑道", "陈老低声说").
@@ -68,6 +68,18 @@ DETECTED_KINDS = {"nr": "person", "ns": "place", "nt": "organization", "nz": "ot
 #: nrt, nrfg) and "" (a word the dictionary lacks).
 _CANDIDATE_TAGS = frozenset({"", "nr", "nrt", "nrfg", "ns", "nt", "nz"})
 _PERSON_TAGS = frozenset({"nr", "nrt", "nrfg"})
+_PROPER_TAGS = _CANDIDATE_TAGS - {""}
+_HAN = "\u3400-\u9fff"
+#: A line that is a word of 2-4 汉字 looking like a name, by :func:`_guess_kind`'s rules in its order:
+#: a person (group 1: a surname or compound surname first), else a place (group 2), else an organisation
+#: (group 3).
+_GUESS_RE = re.compile(
+    rf"^(?=[{_HAN}]{{2,4}}$)"
+    rf"(?:((?:[{''.join(sorted(_SURNAMES))}]|{'|'.join(sorted(_COMPOUND_SURNAMES))})[{_HAN}]*)"
+    rf"|([{_HAN}]*[{''.join(sorted(_PLACE_SUFFIXES))}])"
+    rf"|([{_HAN}]*(?:{'|'.join(_ORG_SUFFIXES)})))$",
+    re.MULTILINE,
+)
 
 
 # ====================================================================== records
@@ -318,31 +330,30 @@ def proper_noun_candidates(tokens: segment.Tokens) -> dict[str, tuple[str, int, 
     count as a person when they start with a common surname, a place or an organisation by their last
     character, and are skipped otherwise.
     """
-    words, tags, starts = tokens.words, tokens.tags, tokens.starts
+    words, starts = tokens.words, tokens.starts
     # A word's tag is the same wherever it stands, so the work is per distinct word (a third as many), and
     # what runs over every word loops in C: a novel has half a million words.
-    kinds: dict[str, str] = {}
+    tag_of = tokens.tag_of
+    kinds = _guessed_kinds(list(compress(tag_of, map(operator.not_, tag_of.values()))))
     surnames: set[str] = set()
-    for word, tag in tokens.tag_of.items():
-        if tag not in _CANDIDATE_TAGS:
-            continue
+    for word, tag in compress(tag_of.items(), map(_PROPER_TAGS.__contains__, tag_of.values())):
         if len(word) > 1:
-            kind = tag[:2] if tag else _guess_kind(word) if _HAN_WORD_RE.match(word) else ""
-            if kind:
-                kinds[word] = kind
+            kinds[word] = tag[:2]
         elif tag in _PERSON_TAGS and word in _SURNAMES:
             surnames.add(word)
     found: dict[str, tuple[str, int, int]] = {}
-    if kinds:
-        counts = Counter(words)
-        # Reversed, so that each word's first place is the one kept.
-        first_at = dict(zip(reversed(words), starts[-2::-1], strict=True))
-        found = {word: (kind, counts[word], first_at[word]) for word, kind in kinds.items()}
     joined: dict[str, tuple[str, int, int]] = {}
-    if surnames:
-        last = len(words) - 1
-        for i in compress(range(last), map(surnames.__contains__, words)):
-            name = _surname_plus_given(words[i], tags[i], words[i + 1], tags[i + 1])
+    last = len(words) - 1
+    # The places of the candidates and of the surnames (a few in a hundred words), in order.
+    for i in compress(range(len(words)), map((kinds.keys() | surnames).__contains__, words)):
+        word = words[i]
+        kind = kinds.get(word)
+        if kind is not None:
+            prev = found.get(word)
+            found[word] = (kind, 1, starts[i]) if prev is None else (kind, prev[1] + 1, prev[2])
+        elif i < last:
+            given = words[i + 1]
+            name = _surname_plus_given(word, tag_of[word], given, tag_of[given])
             if name:
                 prev = joined.get(name)
                 joined[name] = ("nr", 1, starts[i]) if prev is None else (prev[0], prev[1] + 1, prev[2])
@@ -359,6 +370,22 @@ def proper_noun_candidates(tokens: segment.Tokens) -> dict[str, tuple[str, int, 
     return dict(sorted(found.items(), key=lambda item: item[1][2]))
 
 
+def _guessed_kinds(unknown: list[str]) -> dict[str, str]:
+    """The kind of each word of 2-4 汉字 among ``unknown`` (words the dictionary lacks) that looks like a name
+    (:func:`_guess_kind`), found by one scan of the words, one per line (a chapter has thousands of them and
+    few look like names)."""
+    kinds: dict[str, str] = {}
+    # No word has a line break in it but whitespace (the segmenter never joins a word across one).
+    for person, place, organization in _GUESS_RE.findall("\n".join(unknown)):
+        if person:
+            kinds[person] = "nr"
+        elif place:
+            kinds[place] = "ns"
+        else:
+            kinds[organization] = "nt"
+    return kinds
+
+
 def _surname_plus_given(word: str, tag: str, given: str, given_tag: str) -> str:
     # The segmenter splits an invented name whose given name is a dictionary word ("萧" + "无尘"); join them.
     if word not in _SURNAMES or not tag.startswith("nr"):
@@ -369,6 +396,8 @@ def _surname_plus_given(word: str, tag: str, given: str, given_tag: str) -> str:
 
 
 def _guess_kind(word: str) -> str:
+    """The kind a word the dictionary lacks looks like: "nr" (a surname first), "ns" (a place's last
+    character), "nt" (an organisation's ending) or ""; the readable twin of :data:`_GUESS_RE`."""
     if word[0] in _SURNAMES or word[:2] in _COMPOUND_SURNAMES:
         return "nr"
     if word[-1] in _PLACE_SUFFIXES:

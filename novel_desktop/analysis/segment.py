@@ -22,19 +22,19 @@ a novel has hundreds of thousands of words, and the callers look at few of them.
 
 from __future__ import annotations
 
+import itertools
 import threading
+from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from itertools import accumulate, filterfalse
-from operator import itemgetter
+from itertools import accumulate, compress, filterfalse, repeat
+from operator import itemgetter, ne, not_
 from types import ModuleType
 from typing import overload
 
 _lock = threading.Lock()
+_first = itemgetter(0)
 _module: ModuleType | None = None
-
-_word = itemgetter(0)
-_tag = itemgetter(1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,19 +51,25 @@ class Tokens(Sequence[Token]):
     """The words of a text in columns: ``words[i]`` spans ``[starts[i], starts[i + 1])`` with tag ``tags[i]``.
 
     ``starts`` has one more entry than ``words`` (the text's length), so ends need no column of their own.
-    Indexing or iterating gives :class:`Token` objects, made on demand.
+    ``tag_of`` gives each distinct word's tag; the ``tags`` column is made from it when first read (the
+    analysis reads few tags, by word). Indexing or iterating gives :class:`Token` objects, made on demand.
     """
 
-    __slots__ = ("starts", "tag_of", "tags", "words")
+    __slots__ = ("_tags", "starts", "tag_of", "words")
 
-    def __init__(
-        self, words: list[str], tags: list[str], starts: list[int], tag_of: dict[str, str] | None = None
-    ) -> None:
+    def __init__(self, words: list[str], starts: list[int], tag_of: dict[str, str]) -> None:
         self.words = words
-        self.tags = tags
         self.starts = starts
         #: Each distinct word → its tag (a word has one tag wherever it stands), in order of first occurrence.
-        self.tag_of = tag_of if tag_of is not None else dict(zip(words, tags, strict=True))
+        self.tag_of = tag_of
+        self._tags: list[str] | None = None
+
+    @property
+    def tags(self) -> list[str]:
+        """The tag of each word."""
+        if self._tags is None:
+            self._tags = list(map(self.tag_of.__getitem__, self.words))
+        return self._tags
 
     def __len__(self) -> int:
         return len(self.words)
@@ -105,6 +111,13 @@ def ensure_ready() -> None:
     _rjieba()
 
 
+def warm_tagger() -> None:
+    """Tag a word with the HMM once: the first such tag builds the tagger's tables (30-50 ms, outside the
+    GIL), which the first analysis would pay otherwise (it tags new words in context). For a worker thread
+    of the warm-up; later calls cost microseconds."""
+    _rjieba().tag("近大", True)
+
+
 def tokenize(text: str) -> Tokens:
     """The words of ``text`` with offsets and tags; new words (names the dictionary lacks) come from the HMM.
 
@@ -115,21 +128,19 @@ def tokenize(text: str) -> Tokens:
     # ``cut`` gives the words ``tag`` gives (jieba-rs tags the words of its own cut) in a third of the time;
     # a word's tag is the dictionary's, the same wherever the word stands, so it is looked up once a process.
     words: list[str] = rjieba.cut(text, True)
-    tag_of: dict[str, str] = dict.fromkeys(words, "")
+    distinct = dict.fromkeys(words)
     table = _TAGS
-    new = [word for word in tag_of if word not in table]
+    new = list(filterfalse(table.__contains__, distinct))
+    starts = list(accumulate(map(len, words), initial=0))
     if new:
         if len(table) + len(new) > _MAX_TAGS:
             # A process that analysed many novels: start a new table (a thread still reading the old one
             # keeps it) with this text's words.
-            table, new = {}, list(tag_of)
+            table, new = {}, list(distinct)
             _set_table(table)
-        _learn(rjieba, table, new, text, words)
-    for word in tag_of:
-        tag_of[word] = table[word]
-    tags = list(map(tag_of.__getitem__, words))
-    starts = list(accumulate(map(len, words), initial=0))
-    return Tokens(words, tags, starts, tag_of)
+        _learn(rjieba, table, new, Tokens(words, starts, {}), text)
+    tag_of = dict(zip(distinct, map(table.__getitem__, distinct), strict=True))
+    return Tokens(words, starts, tag_of)
 
 
 #: Word → its tag ("" for a word the dictionary lacks), for every word segmented in this process.
@@ -143,53 +154,78 @@ def _set_table(table: dict[str, str]) -> None:
     _TAGS = table
 
 
-def _learn(rjieba: ModuleType, table: dict[str, str], new: list[str], text: str, words: list[str]) -> None:
-    """Put the tags of the ``new`` words of ``text`` into ``table``."""
-    has_word = rjieba.has_word
-    table.update(dict.fromkeys(filterfalse(has_word, new), ""))
-    known = [word for word in filter(has_word, new) if "\n" not in word]
-    cut_apart = [word for word in filter(has_word, new) if "\n" in word]
+def _learn(rjieba: ModuleType, table: dict[str, str], new: list[str], cut: Tokens, text: str) -> None:
+    """Put the tags of the ``new`` words of ``text`` (segmented as ``cut``, not tagged yet) into ``table``."""
+    in_dictionary = list(map(rjieba.has_word, new))
+    table.update(dict.fromkeys(compress(new, map(not_, in_dictionary)), ""))
+    listed = list(compress(new, in_dictionary))
+    multiline = list(map(str.__contains__, listed, repeat("\n")))
+    cut_apart = list(compress(listed, multiline))
+    known = list(compress(listed, map(not_, multiline)))
     if known:
         # Each known word alone, one per line (jieba segments each line apart): a word that stays whole
         # there gives its dictionary tag.
         pairs: list[tuple[str, str]] = rjieba.tag("\n".join(known), False)
         position, count = 0, len(pairs)
-        for word in known:
-            if position < count and pairs[position][0] == word:
-                table[word] = pairs[position][1]
-                position += 2  # the word and the line break after it
-                continue
-            cut_apart.append(word)
+        while known:
+            # The pairs are word, line break, word, ... up to a word cut apart: those are taken at once.
+            aligned = pairs[position : position + 2 * len(known) : 2]
+            whole = next(compress(itertools.count(), map(ne, known, map(_first, aligned))), len(aligned))
+            table.update(aligned[:whole])
+            position += 2 * whole
+            if whole == len(known):
+                break
+            # known[whole] was cut apart: step over its pieces and the line break after them.
+            cut_apart.append(known[whole])
             while position < count and pairs[position][0] != "\n":
                 position += 1
             position += 1
+            known = known[whole + 1 :]
     if cut_apart:
-        _learn_in_context(rjieba, table, cut_apart, text, words)
+        _learn_in_context(rjieba, table, cut_apart, cut, text)
 
 
 def _learn_in_context(
-    rjieba: ModuleType, table: dict[str, str], cut_apart: list[str], text: str, words: list[str]
+    rjieba: ModuleType, table: dict[str, str], cut_apart: list[str], cut: Tokens, text: str
 ) -> None:
     """Tags of words the segmenter cuts when alone (a rare word made of common ones): read around where
-    ``text`` (segmented as ``words``) has each, where the segmenter made it a word; from the whole text when
-    a few words around it are cut otherwise."""
-    missing: list[str] = []
+    ``text`` (segmented as ``cut``) first has each, where the segmenter made it a word; from its line when
+    a few words around it are cut otherwise (jieba segments each run of 汉字 and letters apart, and a line
+    break ends one, so the line is cut as in the text)."""
+    words, starts = cut.words, cut.starts
     for word in cut_apart:
-        i = words.index(word)
-        before = words[max(0, i - 3) : i]
-        at = sum(map(len, before))
-        offset = 0
-        for piece, tag in rjieba.tag("".join([*before, *words[i : i + 4]]), True):
-            if offset == at and piece == word:
-                table[word] = tag
-                break
-            offset += len(piece)
-        else:
-            missing.append(word)
-    if missing:
-        wanted = set(missing)
-        for word, tag in rjieba.tag(text, True):
-            if word in wanted:
-                table[word] = tag
-        for word in missing:
-            table.setdefault(word, "")
+        i = _first_place(word, cut, text)
+        at = starts[i]
+        window = max(0, i - 3)
+        piece = text[starts[window] : starts[min(i + 4, len(words))]]
+        if _tag_at(rjieba, table, word, piece, at - starts[window]):
+            continue
+        line_start = text.rfind("\n", 0, at) + 1
+        line_end = text.find("\n", at)
+        line = text[line_start : line_end if line_end >= 0 else len(text)]
+        if not _tag_at(rjieba, table, word, line, at - line_start):
+            table[word] = ""
+
+
+def _first_place(word: str, cut: Tokens, text: str) -> int:
+    """The index of ``word``'s first place among the words of ``text`` (segmented as ``cut``): found by
+    searching the text, not by comparing every word (they are objects all over memory)."""
+    at = text.find(word)
+    while at >= 0:
+        i = bisect_left(cut.starts, at)
+        if i < len(cut.words) and cut.starts[i] == at and cut.words[i] == word:
+            return i
+        at = text.find(word, at + 1)
+    return cut.words.index(word)
+
+
+def _tag_at(rjieba: ModuleType, table: dict[str, str], word: str, piece: str, at: int) -> bool:
+    """Put into ``table`` the tag ``word`` has where tagging ``piece`` makes it a word at offset ``at``;
+    whether it did."""
+    offset = 0
+    for found, tag in rjieba.tag(piece, True):
+        if offset == at and found == word:
+            table[word] = tag
+            return True
+        offset += len(found)
+    return False

@@ -32,13 +32,25 @@ MAX_REPEATS = 1
 #: Sentences shorter than this ("好。" "嗯？") have no shape worth comparing.
 MIN_SHAPED_LENGTH = 4
 
+#: Every alternative starts with its character (像's look-behind comes after it), so a search skips the
+#: text to the next of those characters in C instead of trying the alternatives at every position.
 _SIMILE_RE = re.compile(
-    r"仿佛|彷彿|如同|宛如|宛若|犹如|猶如|好似|恍若|似的|一般无二|(?<![图圖影想偶肖录錄画畫好])像(?![素])"
+    r"仿佛|彷彿|如同|宛如|宛若|犹如|猶如|好似|恍若|似的|一般无二|像(?![素])(?<![图圖影想偶肖录錄画畫好]像)"
 )
 _RHETORICAL_RE = re.compile(
     r"难道|難道|岂|豈|何尝|何嘗|何必|怎能|怎么能|怎麼能|莫非|不是[^？?]*吗|不就[^？?]*吗"
 )
-_CLAUSE_SPLIT_RE = re.compile(r"[，,；;。！？!?：:]")
+_CLAUSE_MARKS = "，,；;。！？!?：:"
+_CLAUSE_SPLIT_RE = re.compile(rf"[{_CLAUSE_MARKS}]")
+#: What a clause's ends lose before its first two characters are compared.
+_CLAUSE_TRIM = ' \u3000“”「」"'
+#: Two clauses in a row on one line that start with the same two characters (group 1; the clauses' lengths
+#: unchecked), the first after a mark or a line break: a paragraph without such a pair has no run of three.
+#: It starts with a set of characters, so a search skips to the next of them in C.
+_CLAUSE_PAIR_RE = re.compile(
+    rf"[{_CLAUSE_MARKS}\n](?:(?<=\n)\s*)?[{_CLAUSE_TRIM}]*([^{_CLAUSE_MARKS}{_CLAUSE_TRIM}\n][^{_CLAUSE_MARKS}\n])"
+    rf"[^{_CLAUSE_MARKS}\n]*[{_CLAUSE_MARKS}][{_CLAUSE_TRIM}]*\1"
+)
 
 _POS_NAMES = {
     "r": "代词",
@@ -322,9 +334,16 @@ def find_repetitions(
 
 # ====================================================================== metrics
 def _parallelisms(text: str, paragraphs: Sequence[tuple[int, int]]) -> int:
+    """Runs of three or more clauses of a paragraph (``[start, end)`` spans of ``text``'s lines, in order)
+    that start with the same two characters."""
+    # One scan of the text finds the few paragraphs with two such clauses in a row; only those are split
+    # (and the first, which may have no line break before it).
+    firsts = [start for start, _ in paragraphs]
+    maybe = {bisect.bisect_right(firsts, m.start(1)) - 1 for m in _CLAUSE_PAIR_RE.finditer(text)}
+    maybe.add(0)
     count = 0
-    for start, end in paragraphs:
-        clauses = [c.strip(' \u3000“”「」"') for c in _CLAUSE_SPLIT_RE.split(text[start:end])]
+    for start, end in (paragraphs[i] for i in sorted(maybe) if 0 <= i < len(paragraphs)):
+        clauses = [c.strip(_CLAUSE_TRIM) for c in _CLAUSE_SPLIT_RE.split(text[start:end])]
         run, prev = 1, ""
         for clause in clauses:
             head = clause[:2] if len(clause) >= 3 else ""

@@ -12,7 +12,7 @@ the readable reference.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,17 +23,25 @@ from novel_desktop.analysis.sentences import (
     _CLOSERS,
     _DIALOGUE_RE,
     _FOLD,
+    _FULLWIDTH_PUNCT,
+    _HAN,
     _TERMINATORS,
-    _UNIT_RE,
-    _WORD_CHAR_RE,
     line_spans,
 )
 
-#: A sentence as :data:`~novel_desktop.analysis.sentences._SENTENCE_RE` finds it, its leading whitespace
-#: apart (group 1 is the sentence, group 2 its run of final marks when it has one).
+#: A sentence as :data:`~novel_desktop.analysis.sentences._SENTENCE_RE` finds it, as (its leading whitespace,
+#: the sentence, its run of final marks or ""). In a line, one match starts where the last ended.
 _SENTENCE_BODY_RE = re.compile(
-    rf"\s*([^{_TERMINATORS}\n]*(?:([{_TERMINATORS}]+)|(?=\n)|$)[{re.escape(_CLOSERS)}]*)"
+    rf"(\s*)([^{_TERMINATORS}\n]*(?:([{_TERMINATORS}]+)|(?=\n)|$)[{re.escape(_CLOSERS)}]*)"
 )
+#: The complement of :data:`~novel_desktop.analysis.sentences._UNIT_RE` (a unit of 字数: a Han character or
+#: full-width mark, or a run of other letters and digits): where that finds a character, this finds nothing;
+#: otherwise this finds the run it counts once (group 1) or the character it skips (group 1 empty). Counting
+#: with it makes no string per 汉字 (a novel has 700,000), only per mark, space or run; see :func:`_count`.
+_NOT_UNIT_RE = re.compile(rf"(?![{_HAN}{_FULLWIDTH_PUNCT}])(?:((?:(?![{_HAN}])[^\W_])+)|[\s\S])")
+#: The same for :data:`~novel_desktop.analysis.sentences._WORD_CHAR_RE` (a sentence's length: Han characters
+#: and runs of Latin letters or digits).
+_NOT_WORD_CHAR_RE = re.compile(r"(?![\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff〇])(?:([A-Za-z0-9]+)|[\s\S])")
 #: A run of final marks → the sentence's ending (its last mark, ASCII and small forms folded).
 _ENDINGS = {mark: _FOLD.get(mark, mark) for mark in _TERMINATORS}
 
@@ -87,30 +95,33 @@ def measure(
 ) -> Measured:
     """Count ``text``'s sentences, paragraphs and dialogue, and find its repeated sentence shapes."""
     prose, other = line_spans(text)
-    count_units = _UNIT_RE.findall
-    paragraph_chars = [len(count_units(text, s, e)) for s, e in prose]
+    not_units = _NOT_UNIT_RE.findall
+    paragraph_chars = [_count(not_units(text, s, e), e - s) for s, e in prose]
     # A unit of 字数 never spans a line: the text's count is its lines' counts (headings counted too).
-    chars = sum(paragraph_chars) + sum(len(count_units(text, s, e)) for s, e in other)
+    chars = sum(paragraph_chars) + sum(_count(not_units(text, s, e), e - s) for s, e in other)
     dialogue = [(m.start(), m.end()) for m in _DIALOGUE_RE.finditer(text)]
-    dialogue_chars = sum(len(count_units(text, a, b)) for a, b in dialogue)
+    dialogue_chars = sum(_count(not_units(text, a, b), b - a) for a, b in dialogue)
 
     starts: list[int] = []
     ends: list[int] = []
     lengths: list[int] = []
     endings: list[str] = []
-    count_words, finditer = _WORD_CHAR_RE.findall, _SENTENCE_BODY_RE.finditer
+    not_words, sentences = _NOT_WORD_CHAR_RE.findall, _SENTENCE_BODY_RE.findall
     for line_start, line_end in prose:
-        for m in finditer(text, line_start, line_end):
-            start, end = m.span(1)
-            if start == end:
+        # Strings rather than match objects (a novel has 50,000 sentences): the offsets add up.
+        end = line_start
+        for space, sentence, marks in sentences(text, line_start, line_end):
+            start = end + len(space)
+            end = start + len(sentence)
+            if not sentence:
                 continue
-            length = len(count_words(text, start, end))
+            found = not_words(sentence)
+            length = _count(found, len(sentence)) if found else len(sentence)
             if length == 0:
                 continue
             starts.append(start)
             ends.append(end)
             lengths.append(length)
-            marks = m.group(2)
             endings.append(_ENDINGS[marks[-1]] if marks else "")
     inside = _inside(starts, ends, dialogue)
     shapes = _shapes(starts, ends, lengths, endings, inside, tokens, min_shaped)
@@ -135,23 +146,48 @@ def measure(
     )
 
 
+def _count(complement: list[str], size: int) -> int:
+    """How many matches a pattern has in a stretch of ``size`` characters, from what its complement
+    (:data:`_NOT_UNIT_RE`, :data:`_NOT_WORD_CHAR_RE`) found there: every character counts one, but a run
+    (a non-empty string) counts one in all and a skipped character (an empty one) none."""
+    if not complement:
+        return size
+    return size - sum(map(len, complement)) + len(complement) - 2 * complement.count("")
+
+
 def _inside(starts: list[int], ends: list[int], spans: list[tuple[int, int]]) -> list[bool]:
-    """Whether each sentence lies mostly (more than half) inside quotation marks."""
+    """Whether each sentence lies mostly (more than half) inside quotation marks (``spans``, in order, apart).
+
+    As the readable reference (:func:`~novel_desktop.analysis.sentences.split_sentences`) does, a sentence
+    that starts before the first quotation counts as outside."""
+    result: list[bool] = []
     if not spans:
         return [False] * len(starts)
-    span_starts = [s for s, _ in spans]
-    result: list[bool] = []
+    append = result.append
     count = len(spans)
+    first = spans[0][0]
+    k = 0
+    span_end = spans[0][1]
     for start, end in zip(starts, ends, strict=True):
-        i = bisect_right(span_starts, start) - 1
-        covered = 0
-        while 0 <= i < count and spans[i][0] < end:
-            lo, hi = spans[i]
-            lo, hi = max(start, lo), min(end, hi)
-            if hi > lo:
-                covered += hi - lo
+        if start < first:
+            append(False)
+            continue
+        # Sentences and quotations come in order: step over the quotations that end before this sentence.
+        while span_end <= start:
+            k += 1
+            if k == count:
+                return result + [False] * (len(starts) - len(result))
+            span_end = spans[k][1]
+        lo = spans[k][0]
+        if lo >= end:
+            append(False)
+            continue
+        covered = min(end, span_end) - max(start, lo)
+        i = k + 1
+        while i < count and spans[i][0] < end:
+            covered += min(end, spans[i][1]) - spans[i][0]
             i += 1
-        result.append(covered * 2 > end - start)
+        append(covered * 2 > end - start)
     return result
 
 
@@ -165,7 +201,7 @@ def _shapes(
     min_shaped: int,
 ) -> list[str | None]:
     """Each sentence's shape: the coarse tags of its first two words, its mark, "D" for dialogue."""
-    token_starts, words, tags = tokens.starts, tokens.words, tokens.tags
+    token_starts, words, tag_of = tokens.starts, tokens.words, tokens.tag_of
     count = len(words)
     shapes: list[str | None] = []
     append = shapes.append
@@ -181,7 +217,7 @@ def _shapes(
         while j < count and token_starts[j] < end:
             word = words[j]
             if word[0].isalnum():
-                tag = tags[j]
+                tag = tag_of[word]
                 heads += tag[0] if tag else "N" if len(word) > 1 else "x"
                 if len(heads) == 2:
                     break

@@ -30,6 +30,7 @@ async def _warm_up() -> None:
     ):
         await asyncio.to_thread(importlib.import_module, module)
     await asyncio.to_thread(segment.ensure_ready)
+    await asyncio.to_thread(segment.warm_tagger)
     await asyncio.to_thread(_exercise_sdk)
 
 

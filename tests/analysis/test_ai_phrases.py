@@ -17,7 +17,7 @@ from novel_desktop.analysis.ai_phrases import (
     load_default_phrases,
     phrases_for_novel,
 )
-from novel_desktop.analysis.phrase_scan import required_clauses
+from novel_desktop.analysis.phrase_scan import PhrasePlan, required_clauses
 from novel_desktop.domain.style import AiBlacklist
 from tests.conftest import CORPUS, FIXTURES
 
@@ -168,3 +168,15 @@ def test_skipping_phrases_whose_required_text_is_absent_finds_the_same_hits(
     assert find_hits(text + "abbC好X不可思议地断线的", phrases) == fast
     assert {"abbC", "X不可思议地", "断线的"} <= {h.matched for h in fast}
     assert len(fast) > 10
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.text(alphabet="ab]^-\\[一瞬间.", min_size=1, max_size=4), min_size=1, max_size=12),
+    st.text(alphabet="ab]^-\\[一瞬间.x", max_size=40),
+)
+def test_the_plan_finds_the_strings_a_text_contains(strings: list[str], text: str) -> None:
+    # The one-pass scan (a look-ahead on two character sets, then a trie) finds exactly the required
+    # strings one `in` test per string finds, also with characters that mean something in a character set.
+    plan = PhrasePlan([(s, False) for s in strings])
+    assert plan.present(text) == {s for s in strings if s in text}

@@ -7,6 +7,8 @@ and ``posseg.dt.word_tag_tab`` tags) on the same text, when the analysis moved t
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -161,6 +163,8 @@ def test_any_text_segments_into_words_that_join_back_to_it(text: str) -> None:
 def test_ready_once() -> None:
     segment.ensure_ready()
     segment.ensure_ready()
+    segment.warm_tagger()  # the warm-up's second step: the HMM tagger's tables
+    segment.warm_tagger()
     assert segment.tokenize("").words == []
 
 
@@ -179,3 +183,29 @@ def test_each_words_tag_is_the_one_tagging_the_text_gives(monkeypatch: pytest.Mo
         assert tokens.tag_of == dict(expected)
     monkeypatch.setattr(segment, "_MAX_TAGS", 3)  # a full table starts a new one with this text's words
     assert segment.tokenize(text).tags == tokens.tags
+
+
+def test_a_word_its_window_cuts_otherwise_is_tagged_from_its_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A word the segmenter cuts apart when alone is tagged where the text has it: first from a few words
+    # around it; when those are cut otherwise (rare: it never happens in 西游记), from its whole line, which
+    # jieba cuts as in the text. Here the window is made to fail.
+    import rjieba
+
+    real = segment._tag_at
+    windows: list[str] = []
+
+    def window_fails(rj: Any, table: dict[str, str], word: str, piece: str, at: int) -> bool:
+        if not windows:
+            windows.append(piece)
+            return False
+        return real(rj, table, word, piece, at)
+
+    monkeypatch.setattr(segment, "_TAGS", {})
+    monkeypatch.setattr(segment, "_tag_at", window_fails)
+    text = "第一行没有它。\n他慢慢地走到门口，封好了信。\n最后一行"
+    assert len(rjieba.cut("封好", False)) == 2  # cut apart alone
+    tokens = segment.tokenize(text)
+    assert windows and "\n" not in windows[0]
+    expected = [(w, t if rjieba.has_word(w) else "") for w, t in rjieba.tag(text, True)]
+    assert list(zip(tokens.words, tokens.tags, strict=True)) == expected
+    assert tokens.tag_of["封好"] == dict(rjieba.tag(text, True))["封好"] != ""

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from novel_desktop.analysis.sentences import fast_count_chars, split_paragraphs, split_sentences
+from novel_desktop.analysis.sentences import fast_count_chars, prose_lines, split_paragraphs, split_sentences
 from novel_desktop.analysis.style_metrics import (
     StyleMetrics,
+    _parallelisms,
     compute_metrics,
     drift,
     profile_from_samples,
@@ -142,3 +145,44 @@ def test_drift_against_a_profile_uses_its_measured_metrics() -> None:
     assert "dialogue_ratio" in metrics
     bare = StyleProfile(avg_sentence_length=10, dialogue_ratio=0.1)
     assert {i.metric for i in drift(bare, talkative)} <= {"avg_sentence_length", "dialogue_ratio"}
+
+
+def test_similes_are_counted_where_像_compares() -> None:
+    # 像 compares, but not in 图像/好像/像素 (the look-behind stands after 像, so a search skips to 像 in C).
+    text = "像风一样。他好像没来。图像模糊，像素很低。她仿佛睡着了，宛如一幅画，像一只猫。"
+    assert compute_metrics(text).similes == 4
+    assert compute_metrics("像").similes == 1
+
+
+def _parallelisms_one_by_one(text: str, paragraphs: list[tuple[int, int]]) -> int:
+    """Runs of three clauses with the same first two characters, counted paragraph by paragraph."""
+    count = 0
+    for start, end in paragraphs:
+        clauses = [c.strip(' \u3000“”「」"') for c in re.split(r"[，,；;。！？!?：:]", text[start:end])]
+        run, prev = 1, ""
+        for clause in clauses:
+            head = clause[:2] if len(clause) >= 3 else ""
+            if head and head == prev:
+                run += 1
+                count += run == 3
+            else:
+                run = 1
+            prev = head
+    return count
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from([*'。，；！？:," \u3000“”「\n\t#\u2028', "他说", "他走", "她", "ab", "## ", "\r\n"]),
+        max_size=40,
+    )
+)
+def test_parallelisms_found_by_one_scan_are_those_counted_paragraph_by_paragraph(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    paragraphs = prose_lines(text)
+    assert _parallelisms(text, paragraphs) == _parallelisms_one_by_one(text, paragraphs)
+    assert (
+        _parallelisms("他说了话，他说了谎，他说了算。\n他说了话，他说了谎，他说了算。", [(0, 15), (16, 31)])
+        == 2
+    )

@@ -8,6 +8,8 @@ from hypothesis import strategies as st
 
 from novel_desktop.analysis import segment
 from novel_desktop.analysis.sentences import (
+    _UNIT_RE,
+    _WORD_CHAR_RE,
     dialogue_spans,
     fast_count_chars,
     prose_lines,
@@ -28,6 +30,7 @@ from novel_desktop.analysis.style_metrics import (
     find_repetitions,
     sentence_shapes,
 )
+from novel_desktop.analysis.text_measure import _NOT_UNIT_RE, _NOT_WORD_CHAR_RE, _count
 from tests.conftest import CORPUS
 
 
@@ -133,3 +136,23 @@ def test_a_classical_novels_chapters_measure_the_same() -> None:
     text = (CORPUS / "ershinian_pg24099_ch01-10.txt").read_text(encoding="utf-8")
     for chapter in text.split("第")[:12]:
         assert measured(chapter) == reference(chapter)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(
+        alphabet=st.sampled_from(
+            list("行者師父〇々〆ー。，“”！…ab_Z12０ａＡかナ한 \n\r\t\u3000\u2028\U00020000😀é-")
+        ),
+        max_size=40,
+    ),
+    st.integers(0, 40),
+    st.integers(0, 40),
+)
+def test_counting_by_the_complement_counts_what_the_pattern_finds(text: str, a: int, b: int) -> None:
+    # The measure counts 字 and a sentence's length from what the two patterns do not find (one string per
+    # mark or run instead of one per 汉字); on any stretch of any text that is the same count.
+    start, end = sorted((min(a, len(text)), min(b, len(text))))
+    for pattern, complement in ((_UNIT_RE, _NOT_UNIT_RE), (_WORD_CHAR_RE, _NOT_WORD_CHAR_RE)):
+        expected = len(pattern.findall(text, start, end))
+        assert _count(complement.findall(text, start, end), end - start) == expected
