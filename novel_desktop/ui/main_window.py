@@ -72,6 +72,7 @@ VIEWS = {
 class MainWindow(WindowActions):
     """The writing workspace of one open novel."""
 
+    @field_drops_paused()  # hundreds of widgets built in one go (no drag can arrive meanwhile)
     def __init__(
         self,
         project: ProjectController | None = None,
