@@ -37,6 +37,7 @@ from novel_desktop.i18n import tr
 from novel_desktop.ui import alerts
 from novel_desktop.ui.contract_form import ContractForm
 from novel_desktop.ui.outline_form import OutlineForm
+from novel_desktop.ui.outline_sections import SectionTools
 from novel_desktop.ui.outline_tree import OutlineTree
 
 # ---------------------------------------------------------------------------------------------- the view
@@ -94,6 +95,7 @@ class OutlineView(QWidget):
         self.export_button.setToolTip(tr("把本卷大纲存成 Markdown 文件"))
         self.export_button.clicked.connect(lambda _checked=False: self.export_markdown())
         tools.addWidget(self.add_chapter_button)
+        self.sections = SectionTools(self, tools)  # 删除本节 / 上移 / 下移
         tools.addStretch(1)
         tools.addWidget(self.markdown_button)
         tools.addWidget(self.export_button)
@@ -332,6 +334,7 @@ class OutlineView(QWidget):
             self.contract_stack.setCurrentWidget(self.no_chapter_page)
         elif current is None or chapter != current or not self.contract_form.dirty:
             self._show_contract(chapter)
+        self.sections.update()
 
     def chapter_rows(self) -> list[tuple[str, str, str, str]]:
         """What the tree shows for the volume's chapters, row by row (number, title, 字数, score)."""
@@ -376,6 +379,7 @@ class OutlineView(QWidget):
             self.chapter_list.blockSignals(False)
         self.form.load(self.volume, self._outline, chapter)
         self._show_contract(chapter)
+        self.sections.update()
 
     def _on_chapter_list_double_clicked(self, item: QTreeWidgetItem, _column: int) -> None:
         kind = OutlineTree.kind(item)
