@@ -573,6 +573,10 @@ class MainWindow(WindowActions):
             tab.editor.ensureCursorVisible()
 
     # ------------------------------------------------------------------ closing
+    def setVisible(self, visible: bool) -> None:
+        with field_drops_paused():  # showing lays out and polishes every widget at once, in one turn
+            super().setVisible(visible)
+
     def closeEvent(self, event: QCloseEvent) -> None:
         self.save_all()
         self.save_layout()
