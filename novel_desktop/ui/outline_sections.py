@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 class SectionTools:
-    """The three buttons under the outline form, for the selected chapter's section."""
+    """The three buttons under the chapter tree, for the selected chapter's section."""
 
     def __init__(self, view: OutlineView, row: QHBoxLayout) -> None:
         self.view = view
@@ -38,6 +38,7 @@ class SectionTools:
         for button in (self.delete_button, self.up_button, self.down_button):
             button.setEnabled(False)  # until a section is selected
             row.addWidget(button)
+        row.addStretch(1)
 
     def _written(self) -> set[int]:
         return {c.number for c in self.view.project.chapters()}

@@ -70,7 +70,13 @@ class OutlineView(QWidget):
         self.chapter_list = OutlineTree(project)
         self.chapter_list.currentItemChanged.connect(self._on_chapter_list_current_changed)
         self.chapter_list.itemDoubleClicked.connect(self._on_chapter_list_double_clicked)
-        self.splitter.addWidget(self.chapter_list)
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(self.chapter_list, 1)
+        section_row = QHBoxLayout()
+        left_layout.addLayout(section_row)
+        self.splitter.addWidget(left)
 
         # Middle: the outline as forms, or how to get an outline.
         self.outline_stack = QStackedWidget()
@@ -95,7 +101,7 @@ class OutlineView(QWidget):
         self.export_button.setToolTip(tr("把本卷大纲存成 Markdown 文件"))
         self.export_button.clicked.connect(lambda _checked=False: self.export_markdown())
         tools.addWidget(self.add_chapter_button)
-        self.sections = SectionTools(self, tools)  # 删除本节 / 上移 / 下移
+        self.sections = SectionTools(self, section_row)  # 删除本节 / 上移 / 下移, under the tree
         tools.addStretch(1)
         tools.addWidget(self.markdown_button)
         tools.addWidget(self.export_button)
