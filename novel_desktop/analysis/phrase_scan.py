@@ -124,7 +124,8 @@ class PhrasePlan:
         self._chars = sorted(s for s in strings if len(s) == 1)
         self._scanner = re.compile(_two_chars_ahead(multi) + _trie_pattern(multi)) if multi else None
         # The strings that are prefixes of each string (itself included): where the longest string at a
-        # position matches, so do these, and no other string starts there.
+        # position matches, so do these, and no other string starts there. Found by slicing each string
+        # (its length in set look-ups) rather than testing every pair (~1,000² startswith: 40 ms a list).
         known = set(multi)
         self._prefixes = {s: tuple(s[:n] for n in range(2, len(s) + 1) if s[:n] in known) for s in multi}
 

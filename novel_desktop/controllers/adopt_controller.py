@@ -55,6 +55,18 @@ def kept_message(store: Any) -> str:
     return tr("已分析的 {done} 章已保存；再次运行会从第 {next} 章继续。").format(done=done, next=pending[0])
 
 
+def progress_text(pending: list[int], done: int, message: str) -> str:
+    """The progress line in the window's language. The pipeline's own line (for the CLI) is Chinese: "待分析
+    N 章" before the first chapter, then "第 n 章已分析：<the note's summary>", the summary in the book's own
+    words, kept as it is."""
+    if done == 0:
+        count = len(pending)
+        return tr_n("待分析 {n} 章", count).format(n=count) if count else tr("所有章节都已分析")
+    chapter = pending[done - 1] if done <= len(pending) else done
+    summary = message.partition("：")[2]
+    return tr("第 {n} 章已分析：{summary}").format(n=chapter, summary=summary) if summary else message
+
+
 class AdoptController(QObject):
     #: The estimate (an AdoptEstimate) asked for by :meth:`request_estimate`.
     estimate_ready = Signal(object)
@@ -122,7 +134,7 @@ class AdoptController(QObject):
         offset = total - len(pending)
 
         def on_progress(done: int, _total: int, message: str) -> None:
-            self.progress.emit(offset + done, total, message)
+            self.progress.emit(offset + done, total, progress_text(pending, done, message))
 
         try:
             agents = session.agents
@@ -168,4 +180,4 @@ class AdoptController(QObject):
         self.active = False
 
 
-__all__ = ["RUN_NAME", "AdoptController", "AdoptSummary", "kept_message"]
+__all__ = ["RUN_NAME", "AdoptController", "AdoptSummary", "kept_message", "progress_text"]

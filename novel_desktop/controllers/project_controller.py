@@ -8,7 +8,7 @@ Reads are short SQLite queries (milliseconds) and run in the GUI thread; anythin
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
@@ -353,6 +353,13 @@ class ProjectController(QObject):
         self._writable()
         self.store.put_document(path, content)
         self.document_changed.emit(path)
+
+    def save_documents(self, documents: dict[str, str], delete: Sequence[str] = ()) -> None:
+        """Write ``documents`` and delete ``delete`` in one transaction (all of it or nothing)."""
+        self._writable()
+        self.store.put_documents(documents, delete=delete)
+        for path in dict.fromkeys([*documents, *delete]):
+            self.document_changed.emit(path)
 
     def notify_pipeline_commit(self) -> None:
         """The pipeline committed a chapter (called by the pipeline controller).

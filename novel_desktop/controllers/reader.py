@@ -107,6 +107,29 @@ class NovelReader:
     def save_outline(self, volume: int, text: str) -> None:
         self.project.save_document(f"{layout.volume_dir(volume)}/outline.md", text)
 
+    def save_renumbered_outline(self, volume: int, text: str, moved: dict[int, int | None]) -> None:
+        """The outline after a section was deleted or moved (domain/outline_form.py), with the chapters'
+        contracts following their sections (the file and its "chapter" number; a deleted section's contract
+        goes), in one transaction."""
+        documents = {f"{layout.volume_dir(volume)}/outline.md": text}
+        delete = []
+        for old, new in moved.items():
+            path = layout.contract_path(volume, old)
+            raw = self.project.document(path)
+            if raw is None:
+                continue
+            delete.append(path)
+            if new is None:
+                continue
+            try:
+                data = json.loads(raw)
+            except ValueError:
+                data = None
+            if isinstance(data, dict) and "chapter" in data:
+                raw = json.dumps({**data, "chapter": new}, ensure_ascii=False, indent=2) + "\n"
+            documents[layout.contract_path(volume, new)] = raw
+        self.project.save_documents(documents, delete)
+
     @staticmethod
     def export_outline(path: Path, text: str) -> None:
         """Write an outline's Markdown to ``path`` (a temp file renamed: never half-written); a place that

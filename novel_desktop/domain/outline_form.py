@@ -196,3 +196,86 @@ def next_chapter_number(outline: str, after: int = 0) -> int:
     heads = (_CHAPTER_HEADING.match(line) for line in outline.splitlines())
     numbers = [int(m.group(1) or m.group(3)) for m in heads if m]
     return max([after, *numbers]) + 1
+
+
+def _chunks(outline: str) -> tuple[list[str], list[tuple[int, list[str], list[str]]]]:
+    """The lines before the first chapter heading, and each chapter section as (number, its lines without
+    the blank lines after it, those blank lines)."""
+    lines = _lines(outline)
+    starts = [i for i, line in enumerate(lines) if _CHAPTER_HEADING.match(line.rstrip("\r\n"))]
+    head = lines[: starts[0]] if starts else lines
+    sections = []
+    for k, start in enumerate(starts):
+        end = starts[k + 1] if k + 1 < len(starts) else len(lines)
+        body_end = end
+        while body_end > start + 1 and not lines[body_end - 1].strip():
+            body_end -= 1
+        m = _CHAPTER_HEADING.match(lines[start].rstrip("\r\n"))
+        assert m is not None
+        sections.append((int(m.group(1) or m.group(3)), lines[start:body_end], lines[body_end:end]))
+    return head, sections
+
+
+def _numbered(section: list[str], number: int) -> list[str]:
+    """A section's lines with its heading's chapter number set to ``number`` (the rest of the line kept)."""
+    head = section[0]
+    m = _CHAPTER_HEADING.match(head.rstrip("\r\n"))
+    assert m is not None
+    group = 1 if m.group(1) else 3
+    return [head[: m.start(group)] + str(number) + head[m.end(group) :], *section[1:]]
+
+
+def _join(head: list[str], sections: list[tuple[list[str], list[str]]]) -> str:
+    """The outline from its head and its sections (lines, blank lines after); a section that was the last
+    (its last line without a line break) and is followed by another now gets one."""
+    out = list(head)
+    for k, (section, gap) in enumerate(sections):
+        if k + 1 < len(sections) and not section[-1].endswith("\n"):
+            section = [*section[:-1], section[-1] + "\n"]
+            gap = gap or ["\n"]
+        out += [*section, *gap]
+    return "".join(out)
+
+
+def section_numbers(outline: str) -> list[int]:
+    """The chapter numbers of the outline's sections, in the order they are written."""
+    return [number for number, _lines, _gap in _chunks(outline)[1]]
+
+
+def delete_section(outline: str, number: int) -> tuple[str, dict[int, int | None]] | None:
+    """``outline`` without chapter ``number``'s section, every later section one number lower (第 8 章
+    becomes 第 7 章), and how the numbers moved (``{old: new}``, the deleted one ``None``). None when the
+    outline has no such section. Every other line stays as it was."""
+    head, sections = _chunks(outline)
+    at = next((k for k, (n, _s, _g) in enumerate(sections) if n == number), None)
+    if at is None:
+        return None
+    moved: dict[int, int | None] = {number: None}
+    kept = []
+    for k, (n, section, gap) in enumerate(sections):
+        if k == at:
+            continue
+        if k > at:
+            moved[n] = n - 1
+            section = _numbered(section, n - 1)
+        kept.append((section, gap))
+    if at == len(sections) - 1 and kept:  # the last one went: the one before ends the outline now
+        kept[-1] = (kept[-1][0], sections[at][2])
+    return _join(head, kept), moved
+
+
+def move_section(outline: str, number: int, step: int) -> tuple[str, dict[int, int | None]] | None:
+    """``outline`` with chapter ``number``'s section swapped with the one before (``step`` -1) or after
+    (+1); the two exchange their numbers, so the chapters stay numbered in order (上移 第 5 章: its text is
+    第 4 章 now, and the former 第 4 章 is 第 5 章). Also how the numbers moved. None when there is no such
+    section or nothing to swap it with."""
+    head, sections = _chunks(outline)
+    at = next((k for k, (n, _s, _g) in enumerate(sections) if n == number), None)
+    other = at + step if at is not None else -1
+    if at is None or step not in (-1, 1) or not 0 <= other < len(sections):
+        return None
+    a, b = sections[at], sections[other]
+    # The sections' texts swap places; each place keeps its number and the blank lines after it.
+    sections[at] = (a[0], _numbered(b[1], a[0]), a[2])
+    sections[other] = (b[0], _numbered(a[1], b[0]), b[2])
+    return _join(head, [(section, gap) for _n, section, gap in sections]), {a[0]: b[0], b[0]: a[0]}

@@ -9,9 +9,9 @@ style page (wherever it is shown) it does what the page's drop zone does; in any
 drop is refused. Dragged plain text is left to the field.
 
 Every event of every widget passes through that filter (a few microseconds each in Python): code that builds
-many widgets at once (a quality report, a chapter tab, the tree) runs under :func:`field_drops_paused`, which
-takes the filter off meanwhile. No drag can be delivered then: a drag event only comes from the event loop,
-and such code runs in one turn of it without spinning it.
+many widgets at once (the window itself, opening a novel, a quality report, a chapter tab, the tree) runs
+under :func:`field_drops_paused`, which takes the filter off meanwhile. No drag can be delivered then: a drag
+event only comes from the event loop, and such code runs in one turn of it without spinning it.
 """
 
 from __future__ import annotations
@@ -133,19 +133,23 @@ def field_drops_paused() -> Iterator[None]:
     """Take the application's field-drop filter off while the block builds widgets synchronously (see the
     module docstring); it is back when the outermost block ends, however it ends. Also a decorator."""
     app = QApplication.instance()
-    current = _filter[0] if _filter and shiboken6.isValid(_filter[0]) else None
-    if app is None or current is None:
+    if app is None:
         yield
         return
     _pauses[0] += 1
-    if _pauses[0] == 1:
+    if _pauses[0] == 1 and (current := _installed()) is not None:
         app.removeEventFilter(current)
     try:
         yield
     finally:
         _pauses[0] -= 1
-        if _pauses[0] == 0 and shiboken6.isValid(current):
+        # The filter may have been made meanwhile (the first window, built under a pause): put it on now.
+        if _pauses[0] == 0 and (current := _installed()) is not None:
             app.installEventFilter(current)
+
+
+def _installed() -> _FieldDropFilter | None:
+    return _filter[0] if _filter and shiboken6.isValid(_filter[0]) else None
 
 
 def install_field_drops(window: QWidget, flows: DropFlows) -> None:

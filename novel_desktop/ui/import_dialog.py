@@ -76,18 +76,7 @@ class ImportPreviewDialog(QDialog):
         self.resize(720, 640)
         layout = QVBoxLayout(self)
 
-        total = sum(c.chars for c in split.chapters)
-        volumes = (
-            tr_n("{n} 卷", len(split.volumes)).format(n=len(split.volumes))
-            if split.volumes
-            else tr("没有分卷标题，全部归入第 1 卷")
-        )
-        self.summary_label = QLabel(
-            tr("识别到 {chapters} 章（{volumes}），共 {chars} 字；{fmt} 文件，编码 {encoding}。").format(
-                chapters=len(split.chapters), volumes=volumes, chars=f"{total:,}",
-                fmt=manuscript.source_format, encoding=manuscript.encoding,
-            )
-        )  # fmt: skip
+        self.summary_label = QLabel(self._summary_text())
         self.summary_label.setWordWrap(True)
         layout.addWidget(self.summary_label)
 
@@ -150,10 +139,6 @@ class ImportPreviewDialog(QDialog):
         self.warnings_label.setVisible(bool(others))
         layout.addWidget(self.warnings_label)
 
-        if not split.chapters:
-            self.summary_label.setText(
-                tr("没有识别到章节标题（如“第一章 …”“第1回”），无法按章导入。请检查书稿里的章节标题。")
-            )
         buttons = QDialogButtonBox()
         self.import_button: QPushButton = buttons.addButton(
             tr("导入…"), QDialogButtonBox.ButtonRole.AcceptRole
@@ -166,6 +151,22 @@ class ImportPreviewDialog(QDialog):
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
+
+    def _summary_text(self) -> str:
+        """The top line: how many chapters and volumes were found, their 字数, the file's format."""
+        split, manuscript = self.split, self.manuscript
+        if not split.chapters:
+            return tr("没有识别到章节标题（如“第一章 …”“第1回”），无法按章导入。请检查书稿里的章节标题。")
+        total = sum(c.chars for c in split.chapters)
+        volumes = (
+            tr_n("{n} 卷", len(split.volumes)).format(n=len(split.volumes))
+            if split.volumes
+            else tr("没有分卷标题，全部归入第 1 卷")
+        )
+        return tr("识别到 {chapters} 章（{volumes}），共 {chars} 字；{fmt} 文件，编码 {encoding}。").format(
+            chapters=len(split.chapters), volumes=volumes, chars=f"{total:,}",
+            fmt=manuscript.source_format, encoding=manuscript.encoding,
+        )  # fmt: skip
 
     def _fill_tree(self) -> None:
         volumes = {v.number: v for v in self.split.volumes}
@@ -262,6 +263,7 @@ class ImportPreviewDialog(QDialog):
         self.notes_list.clear()
         self._fill_notes()
         self.notes_list.blockSignals(False)
+        self.summary_label.setText(self._summary_text())  # one chapter more
         self.split_here_button.setEnabled(False)
         self.unjoin_button.setEnabled(False)
         row = self._rows.get(new.number)

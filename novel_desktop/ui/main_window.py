@@ -41,6 +41,7 @@ from novel_desktop.controllers.settings_controller import AppSettings, load_app_
 from novel_desktop.i18n import tr, tr_n
 from novel_desktop.ui.ask_dialog import dialog_asker
 from novel_desktop.ui.chapter_editor import ChapterEditor, ChapterTab
+from novel_desktop.ui.chapter_tabs import label_chapter_tab
 from novel_desktop.ui.cost_label import CostLabel
 from novel_desktop.ui.drops import accept_drag, dropped_of
 from novel_desktop.ui.field_drops import field_drops_paused
@@ -51,7 +52,7 @@ from novel_desktop.ui.flows.runs import RUN_TITLES, RunFlows
 from novel_desktop.ui.gate_report import gate_report_for
 from novel_desktop.ui.novel_banner import NovelBanner, save_failed, update_for_project, with_banner
 from novel_desktop.ui.pipeline_dock import PipelineDock
-from novel_desktop.ui.project_tree import ProjectTree, chapter_label
+from novel_desktop.ui.project_tree import ProjectTree
 from novel_desktop.ui.revision_dialog import RevisionDialog
 from novel_desktop.ui.start_page import StartPage
 from novel_desktop.ui.story_actions import StoryActions
@@ -72,6 +73,7 @@ VIEWS = {
 class MainWindow(WindowActions):
     """The writing workspace of one open novel."""
 
+    @field_drops_paused()  # hundreds of widgets built in one go (no drag can arrive meanwhile)
     def __init__(
         self,
         project: ProjectController | None = None,
@@ -319,10 +321,8 @@ class MainWindow(WindowActions):
             tab.editor.chapter_saved.connect(self._on_editor_chapter_saved)
             tab.editor.save_failed.connect(self._on_editor_save_failed)
             tab.editor.files_dropped.connect(self.files.drops.editor_drop)
-            info = next((c for c in self.project.chapters() if c.number == number), None)
-            title = chapter_label(info) if info else tr("第{n}章").format(n=number)
-            index = self._add_tab(tab, title if len(title) <= 14 else title[:13] + "…")
-            self.tabs.setTabToolTip(index, title)
+            self._add_tab(tab, "")
+            label_chapter_tab(self.tabs, tab, self.project, number)
         self.tabs.setCurrentWidget(tab)
         tab.editor.setFocus()
         self.tree.select_chapter(number)
@@ -381,6 +381,7 @@ class MainWindow(WindowActions):
             tab = self.chapter_tab(number)
             if tab is not None:
                 tab.editor.load()
+                label_chapter_tab(self.tabs, tab, self.project, number)
 
     # ------------------------------------------------------------------ editing
     def indent_current(self) -> None:
@@ -504,6 +505,8 @@ class MainWindow(WindowActions):
         self.save_label.setText(
             tr("第{n}章已保存 {time}").format(n=number, time=datetime.now().strftime("%H:%M:%S"))
         )
+        if (tab := self.chapter_tab(number)) is not None:
+            label_chapter_tab(self.tabs, tab, self.project, number)  # a renamed chapter's tab follows
         self.tree.reload()
 
     def _on_editor_save_failed(self, message: str) -> None:
@@ -570,6 +573,10 @@ class MainWindow(WindowActions):
             tab.editor.ensureCursorVisible()
 
     # ------------------------------------------------------------------ closing
+    def setVisible(self, visible: bool) -> None:
+        with field_drops_paused():  # showing lays out and polishes every widget at once, in one turn
+            super().setVisible(visible)
+
     def closeEvent(self, event: QCloseEvent) -> None:
         self.save_all()
         self.save_layout()

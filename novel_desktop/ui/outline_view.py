@@ -37,6 +37,7 @@ from novel_desktop.i18n import tr
 from novel_desktop.ui import alerts
 from novel_desktop.ui.contract_form import ContractForm
 from novel_desktop.ui.outline_form import OutlineForm
+from novel_desktop.ui.outline_sections import SectionTools
 from novel_desktop.ui.outline_tree import OutlineTree
 
 # ---------------------------------------------------------------------------------------------- the view
@@ -69,7 +70,13 @@ class OutlineView(QWidget):
         self.chapter_list = OutlineTree(project)
         self.chapter_list.currentItemChanged.connect(self._on_chapter_list_current_changed)
         self.chapter_list.itemDoubleClicked.connect(self._on_chapter_list_double_clicked)
-        self.splitter.addWidget(self.chapter_list)
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addWidget(self.chapter_list, 1)
+        section_row = QHBoxLayout()
+        left_layout.addLayout(section_row)
+        self.splitter.addWidget(left)
 
         # Middle: the outline as forms, or how to get an outline.
         self.outline_stack = QStackedWidget()
@@ -94,6 +101,7 @@ class OutlineView(QWidget):
         self.export_button.setToolTip(tr("把本卷大纲存成 Markdown 文件"))
         self.export_button.clicked.connect(lambda _checked=False: self.export_markdown())
         tools.addWidget(self.add_chapter_button)
+        self.sections = SectionTools(self, section_row)  # 删除本节 / 上移 / 下移, under the tree
         tools.addStretch(1)
         tools.addWidget(self.markdown_button)
         tools.addWidget(self.export_button)
@@ -332,6 +340,7 @@ class OutlineView(QWidget):
             self.contract_stack.setCurrentWidget(self.no_chapter_page)
         elif current is None or chapter != current or not self.contract_form.dirty:
             self._show_contract(chapter)
+        self.sections.update()
 
     def chapter_rows(self) -> list[tuple[str, str, str, str]]:
         """What the tree shows for the volume's chapters, row by row (number, title, 字数, score)."""
@@ -376,6 +385,7 @@ class OutlineView(QWidget):
             self.chapter_list.blockSignals(False)
         self.form.load(self.volume, self._outline, chapter)
         self._show_contract(chapter)
+        self.sections.update()
 
     def _on_chapter_list_double_clicked(self, item: QTreeWidgetItem, _column: int) -> None:
         kind = OutlineTree.kind(item)

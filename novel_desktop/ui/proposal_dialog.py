@@ -96,7 +96,9 @@ class ProposalDialog(QDialog):
             "智能体生成了以下{name}。可以直接修改、删除或添加条目；"
             "只有你确认的内容才会保存，自第 {n} 章起生效。"
         )
-        layout.addWidget(QLabel(intro.format(name=tr(name), n=proposal.effective_from)))
+        self.intro = QLabel(intro.format(name=tr(name), n=proposal.effective_from))
+        self.intro.setWordWrap(True)  # a long sentence in English: it wraps instead of widening the dialog
+        layout.addWidget(self.intro)
         if proposal.note.strip():
             self.note = note_label(proposal.note.strip())
             layout.addWidget(self.note)

@@ -10,6 +10,8 @@
   main window is used when ``novel_desktop.ui.main_window.MainWindow`` exists; otherwise the measure is
   ProjectController.open + a volume/chapter tree model of all 500 chapters + the last chapter loaded into a
   read-only QPlainTextEdit that is shown and painted (``open_500_mode`` on stderr says which). Aim: under 1 s.
+  The details add ``open_500_cpu_ms``, the GUI thread's CPU time over it (closing the window included), which
+  a loaded machine does not inflate.
 
 Nothing is asserted: the figures are printed.
 """
@@ -199,7 +201,7 @@ async def _run_chapter(novel: Path) -> dict[str, Any]:
     }
 
 
-def _open_500(novel: Path) -> tuple[float, str]:
+def _open_500(novel: Path) -> tuple[float, float, str]:
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance()
@@ -208,9 +210,15 @@ def _open_500(novel: Path) -> tuple[float, str]:
         from novel_desktop.ui import main_window  # the main window, once it exists
     except ImportError:
         main_window = None  # type: ignore[assignment]
+    # The GUI thread's CPU time of the open too: what a quiet machine would show (load delays only the wall).
+    cpu = time.thread_time()
     if main_window is not None and hasattr(main_window, "MainWindow"):
-        return _open_500_main_window(app, novel, main_window.MainWindow), "MainWindow"
-    return _open_500_parts(app, novel), "ProjectController.open + tree model + QPlainTextEdit"
+        elapsed = _open_500_main_window(app, novel, main_window.MainWindow)
+        mode = "MainWindow"
+    else:
+        elapsed = _open_500_parts(app, novel)
+        mode = "ProjectController.open + tree model + QPlainTextEdit"
+    return elapsed, (time.thread_time() - cpu) * 1000, mode
 
 
 def _open_500_main_window(app: Any, novel: Path, window_class: Any) -> float:
@@ -312,7 +320,7 @@ def run() -> tuple[dict[str, float], dict[str, Any]]:
             asyncio.set_event_loop(None)
 
         long_novel = generate(root / "long.novel", 500, per_volume=50)
-        open_ms, mode = _open_500(long_novel)
+        open_ms, open_cpu_ms, mode = _open_500(long_novel)
 
     stalls = chapter.pop("stalls")
     busy = chapter.pop("busy")
@@ -323,6 +331,8 @@ def run() -> tuple[dict[str, float], dict[str, Any]]:
     }
     details = {
         "open_500_mode": mode,
+        # The GUI thread's CPU during the open (includes closing the window afterwards, a few ms).
+        "open_500_cpu_ms": round(open_cpu_ms, 1),
         "ticks": len(stalls),
         # The GUI thread's CPU between two ticks: the stalls an idle machine would show (load-proof).
         "max_turn_cpu_ms": round(max(busy, default=0.0), 1),

@@ -119,3 +119,23 @@ def test_run_in_session_refuses_a_closed_novel_and_reports_an_unexpected_error(
     _until(qloop, lambda: pipeline.run_in_session("x", work), lambda: not pipeline.running and bool(failures))
     assert seen == [pipeline.project.store]
     assert "读写文件失败：磁盘满了" in failures[0]
+
+
+def test_progress_speaks_the_windows_language(
+    qloop: qasync.QEventLoop, fake: FakeAnthropicServer, tmp_path: Path
+) -> None:
+    from novel_desktop import i18n
+
+    pipeline, adopt = _controllers(imported_book(tmp_path))
+    script_adoption(fake)
+    messages: list[str] = []
+    adopt.progress.connect(lambda _d, _t, m: messages.append(m))
+    i18n.set_language("en")
+    try:
+        _until(qloop, adopt.start, lambda: not pipeline.running)
+    finally:
+        i18n.set_language("zh")
+    assert messages[0] == "Chapters to analyse: 6"
+    assert messages[1].startswith("Chapter 1 analysed: ") and "第1章摘要" in messages[1]  # the book's words
+    assert messages[-1].startswith("Chapter 6 analysed: ")
+    assert not any("已分析" in m or "待分析" in m for m in messages)

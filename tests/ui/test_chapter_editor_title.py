@@ -99,3 +99,19 @@ def test_the_live_stream_shows_its_title_in_the_field_once_known(qtbot: QtBot, w
     # A text that does not start with a heading streams as it comes.
     live.start(4, "雨停了。")
     assert live.toPlainText() == "雨停了。" and live.title_bar.title() == ""
+
+
+def test_the_tab_label_follows_a_renamed_title_once_it_is_saved(window: MainWindow) -> None:
+    tab = window.open_chapter(1)
+    assert tab is not None
+    index = window.tabs.indexOf(tab)
+    assert window.tabs.tabText(index) == "第1章 药篓里的残玉"
+    _retitle(tab, "雨夜残玉")
+    tab.editor.title_bar.edit.editingFinished.emit()  # leaving the field (Enter, Tab, a click elsewhere)
+    assert window.project.chapters()[0].title == "第一章 雨夜残玉"
+    assert window.tabs.tabText(index) == "第1章 雨夜残玉"
+    assert window.tabs.tabToolTip(index) == "第1章 雨夜残玉"
+    _retitle(tab, "一个很长很长很长很长的新标题")
+    assert tab.editor.save() == []
+    assert window.tabs.tabText(index) == "第1章 一个很长很长很长很…"  # shortened, the whole in its tooltip
+    assert window.tabs.tabToolTip(index) == "第1章 一个很长很长很长很长的新标题"

@@ -455,3 +455,30 @@ def test_a_field_is_covered_again_once_a_build_that_paused_the_filter_ends_even_
     )  # refused again, the file never inserted
     assert line.text() == "" and alerts.shown == []
     other.deleteLater()
+
+
+def test_the_first_window_built_while_the_filter_is_paused_still_covers_its_fields(
+    window: MainWindow, qloop: qasync.QEventLoop, files: dict[str, list[Path]], alerts: RecordingAlerts
+) -> None:
+    """The window's construction runs under a pause, and the application's first window is what makes the
+    filter: it is put on when that construction ends."""
+    from PySide6.QtWidgets import QApplication, QDialog, QVBoxLayout
+
+    from novel_desktop.ui import field_drops
+
+    app = QApplication.instance()
+    old = app.findChild(field_drops._FieldDropFilter, "fieldDropFilter")
+    assert old is not None
+    app.removeEventFilter(old)
+    old.setParent(None)  # as in a fresh process: no filter yet
+    field_drops._filter.clear()
+    first = MainWindow()
+    other = QDialog(first)
+    line = QLineEdit(other)
+    QVBoxLayout(other).addWidget(line)
+    other.show()
+    assert not send_drop(line, mime_of(files["sample"]))  # refused, not inserted as a URL
+    assert line.text() == "" and alerts.shown == []
+    other.deleteLater()
+    first.close()
+    first.deleteLater()

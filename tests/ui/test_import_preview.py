@@ -178,11 +178,16 @@ def test_a_heading_like_line_the_author_confirms_is_split_at(qtbot: QtBot, tmp_p
     dialog = dialog_for(qtbot, path)
     assert dialog.split_here_button.isVisible() and not dialog.split_here_button.isEnabled()
     assert [title for title, _chars in dialog.chapter_rows()] == ["第一章 灯下", "第三章 渡口"]
+    assert dialog.summary_label.text().startswith("识别到 2 章")
     [row] = [i for i in range(dialog.notes_list.count()) if "第二回里" in dialog.notes_list.item(i).text()]
     dialog.notes_list.setCurrentRow(row)
     assert dialog.split_here_button.isEnabled() and not dialog.unjoin_button.isEnabled()
     dialog.split_here_button.click()
     assert [title for title, _chars in dialog.chapter_rows()] == ["第一章 灯下", "第二回里", "第三章 渡口"]
+    total = sum(c.chars for c in dialog.split.chapters)
+    assert dialog.summary_label.text().startswith(
+        f"识别到 3 章（没有分卷标题，全部归入第 1 卷），共 {total:,} 字"
+    )
     assert [c.number for c in dialog.split.chapters] == [1, 2, 3]  # what 导入… writes
     assert not any(n.kind == "unsplit_heading" for n in dialog.split.notes)
     assert not dialog.split_here_button.isEnabled()

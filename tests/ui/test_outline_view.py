@@ -354,6 +354,7 @@ def test_the_english_catalogue_translates_every_string_of_the_three_views_with_t
     missing = []
     for name in (
         "outline_view.py",
+        "outline_sections.py",
         "outline_form.py",
         "outline_tree.py",
         "contract_form.py",
@@ -391,3 +392,65 @@ def test_in_english_the_contract_form_reads_in_english(qtbot: QtBot, project: Pr
         assert view.chapter_rows()[2][2] == "not written"
     finally:
         i18n.set_language("zh")
+
+
+def _contract_for(project: ProjectController, chapter: int, storyline: str) -> None:
+    data = json.loads(project.document(layout.contract_path(1, 2)) or "{}")
+    project.save_document(
+        layout.contract_path(1, chapter),
+        json.dumps({**data, "chapter": chapter, "storyline_id": storyline}, ensure_ascii=False),
+    )
+
+
+def _titles(project: ProjectController) -> dict[int, str]:
+    return {n: s.splitlines()[0] for n, s in outline_sections(project.document(OUTLINE) or "").items()}
+
+
+def test_moving_a_planned_section_swaps_it_with_its_neighbour_and_its_contract_follows(
+    view: OutlineView, project: ProjectController, alerts: RecordingAlerts
+) -> None:
+    _contract_for(project, 4, "line_four")
+    view.refresh()
+    before = _titles(project)
+    view.select_chapter(4)
+    tools = view.sections
+    assert tools.up_button.isEnabled() and tools.down_button.isEnabled() and tools.delete_button.isEnabled()
+    tools.up_button.click()
+    after = _titles(project)
+    # The text of 第 4 章 is now 第 3 章 and the other way round: the numbers stay in order.
+    assert after[3] == before[4].replace("4", "3", 1) and after[4] == before[3].replace("3", "4", 1)
+    assert view.selected_chapter() == 3 and view.form.chapter == 3
+    assert json.loads(project.document(layout.contract_path(1, 3)) or "{}")["storyline_id"] == "line_four"
+    assert json.loads(project.document(layout.contract_path(1, 3)) or "{}")["chapter"] == 3
+    assert project.document(layout.contract_path(1, 4)) is None  # 第 3 章 had no contract: none moves up
+    # The first planned chapter cannot move above a written one, nor can a written chapter move.
+    assert not tools.up_button.isEnabled()
+    view.select_chapter(2)
+    assert not (
+        tools.up_button.isEnabled() or tools.down_button.isEnabled() or tools.delete_button.isEnabled()
+    )
+    assert alerts.shown == []
+
+
+def test_deleting_a_planned_section_renumbers_the_later_ones_and_drops_its_contract(
+    view: OutlineView, project: ProjectController, alerts: RecordingAlerts
+) -> None:
+    _contract_for(project, 3, "line_three")
+    _contract_for(project, 4, "line_four")
+    view.refresh()
+    before = _titles(project)
+    view.select_chapter(3)
+    alerts.answer = False
+    view.sections.delete_button.click()
+    assert _titles(project) == before  # 否: nothing changed
+    alerts.answer = True
+    view.sections.delete_button.click()
+    assert "删除第 3 章的大纲" in alerts.shown[-1][1] and "第 4 章变成第 3 章" in alerts.shown[-1][2]
+    after = _titles(project)
+    assert sorted(after) == [1, 2, 3, 4]
+    assert after[3] == before[4].replace("4", "3", 1) and after[4] == before[5].replace("5", "4", 1)
+    assert [r[0] for r in view.chapter_rows()] == ["1", "2", "3", "4"]
+    third = json.loads(project.document(layout.contract_path(1, 3)) or "{}")
+    assert (third["chapter"], third["storyline_id"]) == (3, "line_four")  # 4's contract, now 3's
+    assert project.document(layout.contract_path(1, 4)) is None
+    assert view.selected_chapter() == 3 and view.form.title_edit.text() == before[4].split("章", 1)[1].strip()

@@ -13,6 +13,7 @@ from novel_desktop.controllers.project_controller import ProjectController, Proj
 from novel_desktop.controllers.settings_controller import save_app_settings
 from novel_desktop.i18n import labelled, tr
 from novel_desktop.ui import alerts
+from novel_desktop.ui.field_drops import field_drops_paused
 
 if TYPE_CHECKING:
     from novel_desktop.ui.main_window import MainWindow
@@ -36,6 +37,7 @@ class NovelFlows:
     def __init__(self, window: MainWindow) -> None:
         self.window = window
 
+    @field_drops_paused()  # the tree, the first chapter's tab and the panels are built in one go
     def open_novel(self, path: str | Path, *, remember: bool = True) -> bool:
         """Open a novel for writing; a lock held elsewhere is explained (and cleared if stale and agreed).
         False when it is not open (yet: a stale lock opens it once the author agrees)."""
