@@ -5,7 +5,10 @@ With the fake Messages API server streaming at a fixed token rate, it measures:
 - ``critical_path_ratio``: a chapter's wall time divided by the writer stage's time (the seed's sequential
   design is about 2.4; Summarizer and StyleRefiner run concurrently here and the refiner returns edits);
 - ``overhead_ms_ch5`` / ``overhead_ms_ch500``: the whole chapter with an instant server, at chapter 5 and at
-  chapter 500 of a generated long novel (all of it is our overhead: SQLite, context, HTTP, parsing);
+  chapter 500 of a generated long novel (all of it is our overhead: SQLite, context, HTTP, parsing). The server
+  runs in a process of its own (tests/fakes/server_process.py), as the real API is on another machine: inside
+  this one its threads took 13-19 ms of CPU a chapter from under our GIL. ``--details`` adds the same two
+  chapters with the server in this process (``*_inproc``), the way the figures before 2026-11-25 were taken;
 - ``writer_prompt_tokens_ch30`` / ``_ch500``: the ChapterWriter prompt (pessimistic estimate: 1 token per CJK
   character);
 - ``cacheable_input_share``: input tokens read from the prompt cache over all input tokens of the chapter's
@@ -17,7 +20,7 @@ With the fake Messages API server streaming at a fixed token rate, it measures:
 
 The paced chapter is a day's second one: a chapter before it warms the prompt cache. ``--json`` prints
 exactly these eight figures; ``--details`` adds the paced chapter's wall time and per-stage usage, and for
-the two overhead chapters their CPU time (``cpu_ms_*``, ours and the in-process fake server's) and the time
+the overhead chapters their CPU time (``cpu_ms_*``: this process's, with the fake server's when in it) and the time
 Python's full garbage collections took inside them (``gc_full_ms_*``).
 
 The overhead chapters follow a warm-up chapter on a throwaway novel, which pays the one-time costs
@@ -34,11 +37,12 @@ import asyncio
 import gc
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from novel_desktop.agents.chapter import LLMChapterAgents, writer_prompt
 from novel_desktop.agents.context import estimate_tokens, load_facts
@@ -59,6 +63,15 @@ from tests.e2e.replies import (
     writer_text,
 )
 from tests.fakes.anthropic_server import FakeAnthropicServer, Reply
+from tests.fakes.server_process import ServerProcess
+
+
+class _Served(Protocol):
+    """A fake server, in this process or another: what the client needs of it."""
+
+    @property
+    def base_url(self) -> str: ...
+
 
 #: The figures ``--json`` prints, in the issue's order.
 HEADLINE = (
@@ -112,7 +125,12 @@ class _FullCollections:
         gc.callbacks.remove(self._note)
 
 
-def _overhead(path: Path, server: FakeAnthropicServer, name: str, results: dict[str, Any]) -> None:
+def script_instant(server: FakeAnthropicServer) -> None:
+    """The instant server's replies (:class:`~tests.fakes.server_process.ServerProcess` scripts it by name)."""
+    _script(server, None)
+
+
+def _overhead(path: Path, server: _Served, name: str, results: dict[str, Any]) -> None:
     """One chapter with the instant server: its wall time (the figure), CPU time and full collections."""
     cpu = time.process_time()
     with _FullCollections() as full:
@@ -122,7 +140,31 @@ def _overhead(path: Path, server: FakeAnthropicServer, name: str, results: dict[
     results[f"gc_full_ms_{name}"] = round(full.ms, 1)
 
 
-async def _one_chapter(path: Path, server: FakeAnthropicServer) -> tuple[float, dict[str, Any]]:
+def _overheads(root: Path, short: Path, long_: Path, results: dict[str, Any]) -> None:
+    """The overhead chapters, each on its own copy: with the server in its own process (the figures: the
+    real API is on another machine) and, for comparison with the figures before, inside this process."""
+    for suffix, serve in (
+        ("", lambda: ServerProcess("tests.benchmarks.pipeline:script_instant")),
+        ("_inproc", _in_process),
+    ):
+        with serve() as server:
+            # One chapter first, on a throwaway novel, so that one-time costs (importing the SDK, loading
+            # the segmenter) are not counted; then the full pass its imports are due (module docstring).
+            asyncio.run(_one_chapter(generate(root / f"warm{suffix}.novel", 2, per_volume=50), server))
+            gc.collect()
+            for name, novel in (("ch5", short), ("ch500", long_)):
+                copy = root / f"{name}{suffix}.novel"
+                shutil.copy(novel, copy)
+                _overhead(copy, server, f"{name}{suffix}", results)
+
+
+def _in_process() -> FakeAnthropicServer:
+    server = FakeAnthropicServer()
+    _script(server, None)
+    return server
+
+
+async def _one_chapter(path: Path, server: _Served) -> tuple[float, dict[str, Any]]:
     settings = LLMSettings(retry=RetrySettings(max_attempts=2, base_backoff_s=0.001, max_backoff_s=0.01))
     with NovelStore.open(path) as store:
         async with LLMClient(settings, api_key="sk-bench", base_url=server.base_url) as client:
@@ -153,14 +195,7 @@ def run() -> dict[str, Any]:
         results["writer_prompt_tokens_ch30"] = _writer_prompt_tokens(ch30, 30)
         results["writer_prompt_tokens_ch500"] = _writer_prompt_tokens(long_, 500)
 
-        with FakeAnthropicServer() as server:
-            # Instant server: everything measured is our own overhead. One chapter first, on a throwaway
-            # novel, so that one-time costs (importing the SDK, loading jieba) are not counted.
-            _script(server, None)
-            asyncio.run(_one_chapter(generate(root / "warm.novel", 2, per_volume=50), server))
-            gc.collect()  # the full pass the warm-up's imports are due (see the module's docstring)
-            _overhead(short, server, "ch5", results)
-            _overhead(long_, server, "ch500", results)
+        _overheads(root, short, long_, results)
 
         with FakeAnthropicServer() as server:
             _script(server, TOKEN_RATE)
