@@ -538,7 +538,7 @@ class MainWindow(WindowActions):
             and self.quality_panel is not None
             and hasattr(self.quality_panel, "show_chapter")
         ):
-            self.quality_panel.show_chapter(editor.number)
+            self.quality_panel.show_chapter(editor.number, in_parts=True)
 
     def _update_editor_actions(self) -> None:
         has_editor = self.current_editor() is not None

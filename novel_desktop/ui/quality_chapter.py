@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import html
 import json
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCharts import QBarCategoryAxis, QBarSet, QChart, QChartView, QHorizontalBarSeries, QValueAxis
-from PySide6.QtCore import QMargins, Qt, SignalInstance
+from PySide6.QtCore import QMargins, Qt, QTimer, SignalInstance
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter
 from PySide6.QtWidgets import (
     QComboBox,
@@ -71,6 +72,8 @@ class ChapterReportMixin:
     chapter: int | None
     evaluation: Evaluation | None
     _shown_key: str | None
+    #: Counts the reports shown: a later part of an older one is not added (see :meth:`_fill_report`).
+    _report_generation: int
     bar_set: QBarSet | None
     dimension_order: list[str]
     evidence_labels: dict[str, ClickableLabel]
@@ -148,7 +151,10 @@ class ChapterReportMixin:
         return self.project.pipeline_log(number)
 
     @field_drops_paused()  # a report is a hundred widgets or more, built in one go
-    def _show(self, number: int | None) -> None:
+    def _show(self, number: int | None, *, in_parts: bool = False) -> None:
+        """Build chapter ``number``'s report; ``in_parts``: its first part now and the rest a part per
+        event-loop turn (following a chapter just committed, while a queue may be streaming the next one: the
+        whole report in one turn held the window 20-30 ms)."""
         index = self.chapter_combo.findData(number) if number is not None else -1
         self.chapter_combo.setCurrentIndex(index)
         self.open_button.setEnabled(number is not None)
@@ -158,6 +164,7 @@ class ChapterReportMixin:
         if key == self._shown_key and number == self.chapter:
             return
         self._shown_key = key
+        self._report_generation = getattr(self, "_report_generation", 0) + 1
         self.chapter = number
         self.bar_set = None
         self.dimension_order = []
@@ -191,7 +198,7 @@ class ChapterReportMixin:
                 )
             else:
                 self.evaluation = evaluation
-                self._fill_report(number, evaluation)
+                self._fill_report(number, evaluation, in_parts=in_parts)
         self._body.addStretch(1)
         old = self.report_scroll.takeWidget()
         if old is not None:
@@ -206,10 +213,44 @@ class ChapterReportMixin:
         self.empty_label = label
         self._body.addWidget(label)
 
-    def _fill_report(self, n: int, ev: Evaluation) -> None:
+    def _fill_report(self, n: int, ev: Evaluation, *, in_parts: bool = False) -> None:
+        parts: list[Callable[[], None]] = [
+            lambda: self._add_scores(n, ev),
+            lambda: self._add_checks(n, ev),
+            lambda: self._add_notes(n, ev),
+        ]
+        if not in_parts:
+            for part in parts:
+                part()
+            return
+        parts[0]()
+        generation = self._report_generation
+        for delay, part in enumerate(parts[1:], start=1):
+            QTimer.singleShot(delay, lambda part=part: self._add_part(generation, part))
+
+    @field_drops_paused()
+    def _add_part(self, generation: int, part: Callable[[], None]) -> None:
+        """Add a later part of the report shown as ``generation`` (nothing when another has been shown since),
+        before the report's closing stretch."""
+        if generation != self._report_generation:
+            return
         body = self._body
+        holder = QWidget()
+        self._body = QVBoxLayout(holder)
+        self._body.setContentsMargins(0, 0, 0, 0)
+        self._body.setSpacing(4)
+        try:
+            part()
+        finally:
+            self._body = body
+        body.insertWidget(body.count() - 1, holder)
+
+    def _add_scores(self, n: int, ev: Evaluation) -> None:
         self._add_header(n, ev)
-        body.addWidget(self._dimension_chart(ev))
+        self._body.addWidget(self._dimension_chart(ev))
+
+    def _add_checks(self, n: int, ev: Evaluation) -> None:
+        body = self._body
         body.addWidget(section_label(tr("各维度理由与证据")))
         body.addWidget(muted(tr("点击引文可在正文中定位。")))
         body.addWidget(self._dimension_details(n, ev))
@@ -219,6 +260,9 @@ class ChapterReportMixin:
         self._add_violations(n, ev)
         body.addWidget(section_label(tr("门控发现（违规及所违反的规则、程序检查）")))
         self._add_gate_findings(n)
+
+    def _add_notes(self, n: int, ev: Evaluation) -> None:
+        body = self._body
         body.addWidget(section_label(tr("风险提示")))
         if ev.risk_flags:
             for flag in ev.risk_flags:

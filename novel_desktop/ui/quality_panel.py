@@ -46,6 +46,7 @@ class QualityPanel(ChapterReportMixin, NovelTrendMixin, QWidget):
         self.chapter: int | None = None
         self.evaluation: Evaluation | None = None
         self._shown_key: str | None = None
+        self._report_generation = 0
         #: What the chapter view shows, for tests and for keyboard navigation.
         self.bar_set: QBarSet | None = None
         self.dimension_order: list[str] = []
@@ -103,13 +104,14 @@ class QualityPanel(ChapterReportMixin, NovelTrendMixin, QWidget):
         if self.tabs.currentIndex() == 1:
             self._build_trend()
 
-    def show_chapter(self, number: int) -> None:
-        """Show chapter ``number``'s report on the 本章 tab."""
+    def show_chapter(self, number: int, *, in_parts: bool = False) -> None:
+        """Show chapter ``number``'s report on the 本章 tab (``in_parts``: its later parts in later event-loop
+        turns, when the window follows a chapter as it is committed)."""
         if self._refresh_timer.isActive():  # this is the re-read a pending refresh would do
             self._refresh_timer.stop()
             self._trend_dirty = True
         self._fill_chapter_combo()
-        self._show(number)
+        self._show(number, in_parts=in_parts)
         self.tabs.setCurrentIndex(0)
 
     def show_novel(self) -> None:

@@ -154,6 +154,30 @@ def test_required_fixes_violations_and_the_revision_path(
     assert signal.args == [2, "果然是它。"]
 
 
+def test_a_report_built_in_parts_ends_the_same_and_a_newer_one_drops_the_older_parts(
+    qtbot: QtBot, make_project: Callable[..., ProjectController], revised_chapter: dict[str, Any]
+) -> None:
+    # The window follows a committed chapter with the report in parts (a part per event-loop turn).
+    panel = _panel(qtbot, make_project(revised_chapter))
+    panel.show_chapter(2)
+    whole = _texts(panel)
+    panel._shown_key = None  # show the same report again, now in parts
+    panel.show_chapter(2, in_parts=True)
+    assert panel.score_label.text()  # the scores are there at once
+    assert panel.fix_labels == []  # the fixes come a turn later
+    qtbot.waitUntil(lambda: len(panel.fix_labels) == 2, timeout=5_000)
+    qtbot.wait(20)
+    assert _texts(panel) == whole
+
+    panel._shown_key = None
+    panel.show_chapter(2, in_parts=True)
+    panel.show_chapter(1)  # another chapter before the first one's parts arrive
+    qtbot.wait(50)
+    assert panel.chapter == 1
+    assert panel.fix_labels == []  # chapter 1 has none; chapter 2's never arrived
+    assert "补一处陈老的反问" not in _texts(panel)
+
+
 def test_a_required_fix_can_be_followed_from_the_keyboard(
     qtbot: QtBot, make_project: Callable[..., ProjectController], revised_chapter: dict[str, Any]
 ) -> None:
