@@ -216,6 +216,7 @@ class ChapterReportMixin:
     def _fill_report(self, n: int, ev: Evaluation, *, in_parts: bool = False) -> None:
         parts: list[Callable[[], None]] = [
             lambda: self._add_scores(n, ev),
+            lambda: self._add_reasons(n, ev),
             lambda: self._add_checks(n, ev),
             lambda: self._add_notes(n, ev),
         ]
@@ -249,11 +250,14 @@ class ChapterReportMixin:
         self._add_header(n, ev)
         self._body.addWidget(self._dimension_chart(ev))
 
-    def _add_checks(self, n: int, ev: Evaluation) -> None:
+    def _add_reasons(self, n: int, ev: Evaluation) -> None:
         body = self._body
         body.addWidget(section_label(tr("各维度理由与证据")))
         body.addWidget(muted(tr("点击引文可在正文中定位。")))
         body.addWidget(self._dimension_details(n, ev))
+
+    def _add_checks(self, n: int, ev: Evaluation) -> None:
+        body = self._body
         body.addWidget(section_label(tr("契约核验")))
         self._add_contracts(ev)
         body.addWidget(section_label(tr("违规")))

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from novel_desktop.storage import layout
 from novel_desktop.storage.store import NovelStore
+from tests.e2e.replies import judge_json
 
 SURNAMES = "林陈苏叶秦萧顾沈韩楚云江白孟赵周吴郑王冯"
 GIVEN = "枫岚雪尘羽寒月青衡远清川烟安宁墨辰瑶霜歌"
@@ -146,12 +147,11 @@ def generate(path: Path, chapters: int, *, per_volume: int = 50, seed: int = 7) 
                 layout.delta_path(n),
                 json.dumps({"chapter": n, "base_state_version": version, "ops": ops}, ensure_ascii=False),
             )
-            store.put_staging(
-                layout.evaluation_path(n),
-                json.dumps(
-                    {"chapter": n, "overall": round(rng.uniform(3.5, 4.5), 2), "recommendation": "pass"}
-                ),
-            )
+            # A whole verdict (eight scored dimensions with reasons and evidence), as the judge writes it: the
+            # window's quality panel builds its report from it when the novel opens.
+            verdict = json.loads(judge_json(round(rng.uniform(3.5, 4.5), 2)))
+            verdict["chapter"] = n
+            store.put_staging(layout.evaluation_path(n), json.dumps(verdict, ensure_ascii=False))
             store.put_staging(
                 layout.memory_path(LINES[n % 3]),
                 f"{LINES[n % 3]} 线记忆：到第{n}章为止的关键事实。" * 8,
