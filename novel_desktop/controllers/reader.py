@@ -26,7 +26,7 @@ from novel_desktop.domain.foreshadowing import (
 )
 from novel_desktop.domain.outline import outline_field, outline_sections, section_title
 from novel_desktop.domain.records import ChapterInfo, RevisionInfo
-from novel_desktop.domain.storylines import StorylineSchedule, StorylinesFile
+from novel_desktop.domain.storylines import StorylineSchedule, StorylinesFile, schedule_after_deleted_chapter
 from novel_desktop.storage import layout
 from novel_desktop.storage.export_file import ExportError, write_atomic
 
@@ -128,6 +128,14 @@ class NovelReader:
             if isinstance(data, dict) and "chapter" in data:
                 raw = json.dumps({**data, "chapter": new}, ensure_ascii=False, indent=2) + "\n"
             documents[layout.contract_path(volume, new)] = raw
+        deleted = [old for old, new in moved.items() if new is None]
+        schedule_path = f"{layout.volume_dir(volume)}/storyline-schedule.json"
+        schedule = self.project.document_json(schedule_path) if deleted else None
+        if isinstance(schedule, dict):
+            # A deleted section moves the later chapters down one: the storylines' meetings follow them.
+            shifted = schedule_after_deleted_chapter(schedule, deleted[0])
+            if shifted != schedule:
+                documents[schedule_path] = json.dumps(shifted, ensure_ascii=False, indent=2) + "\n"
         self.project.save_documents(documents, delete)
 
     @staticmethod

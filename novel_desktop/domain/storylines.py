@@ -6,7 +6,7 @@ Files: ``storylines/storylines.json`` (:class:`StorylinesFile`), ``storylines/st
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -171,3 +171,24 @@ class StorylineSchedule(SeedModel):
         """The volume role of a storyline, or None when it is not active in this volume."""
         entry = next((a for a in self.active_storylines if a.storyline_id == storyline_id), None)
         return entry.volume_role if entry else None
+
+
+def schedule_after_deleted_chapter(data: dict[str, Any], deleted: int) -> dict[str, Any]:
+    """A volume's ``storyline-schedule.json`` (as parsed JSON) after the outline's section for chapter
+    ``deleted`` was deleted and the later sections moved one number down: every convergence range end after it
+    moves down too, so a meeting planned for a chapter stays with that chapter's section. The rest is kept."""
+    events = data.get("convergence_events")
+    if not isinstance(events, list):
+        return data
+    shifted = []
+    for event in events:
+        span = event.get("chapter_range") if isinstance(event, dict) else None
+        if isinstance(span, list) and len(span) == 2 and all(isinstance(n, int) for n in span):
+            start, end = span
+            # A range ending at the deleted chapter ends one before it (unless that was its only chapter: the
+            # meeting then falls on the chapter that takes its number).
+            end = end - 1 if end > deleted or (end == deleted and start < end) else end
+            start = start - 1 if start > deleted else start
+            event = {**event, "chapter_range": [start, end]}
+        shifted.append(event)
+    return {**data, "convergence_events": shifted}

@@ -437,6 +437,14 @@ def test_deleting_a_planned_section_renumbers_the_later_ones_and_drops_its_contr
 ) -> None:
     _contract_for(project, 3, "line_three")
     _contract_for(project, 4, "line_four")
+    schedule_path = f"{layout.volume_dir(1)}/storyline-schedule.json"
+    schedule = json.loads(project.document(schedule_path) or '{"volume": 1}')
+    # Meetings planned at chapters 2-3 and 4-5: the second follows its chapters down one.
+    schedule["convergence_events"] = [
+        {"chapter_range": [2, 3], "involved_storylines": ["a", "b"], "trigger": "相遇"},
+        {"chapter_range": [4, 5], "involved_storylines": ["a", "b"], "trigger": "再会"},
+    ]
+    project.save_document(schedule_path, json.dumps(schedule, ensure_ascii=False))
     view.refresh()
     before = _titles(project)
     view.select_chapter(3)
@@ -454,3 +462,6 @@ def test_deleting_a_planned_section_renumbers_the_later_ones_and_drops_its_contr
     assert (third["chapter"], third["storyline_id"]) == (3, "line_four")  # 4's contract, now 3's
     assert project.document(layout.contract_path(1, 4)) is None
     assert view.selected_chapter() == 3 and view.form.title_edit.text() == before[4].split("章", 1)[1].strip()
+    events = json.loads(project.document(schedule_path) or "{}")["convergence_events"]
+    assert [e["chapter_range"] for e in events] == [[2, 2], [3, 4]]
+    assert [e["trigger"] for e in events] == ["相遇", "再会"]
