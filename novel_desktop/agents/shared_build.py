@@ -25,9 +25,11 @@ class SharedBuild(Generic[T]):
 
     async def get(self, facts: NovelFacts, text: str, build: Callable[[], Awaitable[T]]) -> T:
         memo = self._memo
-        done = memo is not None and memo[2].done()
-        failed = done and memo is not None and (memo[2].cancelled() or memo[2].exception() is not None)
-        if memo is None or failed or memo[0] is not facts or memo[1] != text:
+        if memo is None or memo[0] is not facts or memo[1] != text or _failed(memo[2]):
             memo = self._memo = (facts, text, asyncio.ensure_future(build()))
         # Shielded: one caller cancelled (a retry, a discarded draft) does not cancel the others' build.
         return await asyncio.shield(memo[2])
+
+
+def _failed(build: asyncio.Future[T]) -> bool:
+    return build.done() and (build.cancelled() or build.exception() is not None)

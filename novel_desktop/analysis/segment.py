@@ -22,12 +22,11 @@ a novel has hundreds of thousands of words, and the callers look at few of them.
 
 from __future__ import annotations
 
-import itertools
 import threading
 from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from itertools import accumulate, compress, filterfalse, repeat
+from itertools import accumulate, compress, count, filterfalse, repeat
 from operator import itemgetter, ne, not_
 from types import ModuleType
 from typing import overload
@@ -166,18 +165,18 @@ def _learn(rjieba: ModuleType, table: dict[str, str], new: list[str], cut: Token
         # Each known word alone, one per line (jieba segments each line apart): a word that stays whole
         # there gives its dictionary tag.
         pairs: list[tuple[str, str]] = rjieba.tag("\n".join(known), False)
-        position, count = 0, len(pairs)
+        position, total = 0, len(pairs)
         while known:
             # The pairs are word, line break, word, ... up to a word cut apart: those are taken at once.
             aligned = pairs[position : position + 2 * len(known) : 2]
-            whole = next(compress(itertools.count(), map(ne, known, map(_first, aligned))), len(aligned))
+            whole = next(compress(count(), map(ne, known, map(_first, aligned))), len(aligned))
             table.update(aligned[:whole])
             position += 2 * whole
             if whole == len(known):
                 break
             # known[whole] was cut apart: step over its pieces and the line break after them.
             cut_apart.append(known[whole])
-            while position < count and pairs[position][0] != "\n":
+            while position < total and pairs[position][0] != "\n":
                 position += 1
             position += 1
             known = known[whole + 1 :]

@@ -18,7 +18,9 @@ _SENTENCE_RE = re.compile(rf"[^{_TERMINATORS}\n]*(?:[{_TERMINATORS}]+|(?=\n)|$)[
 _DIALOGUE_RE = re.compile(r"“[^”\n]*”?|「[^」\n]*」?|『[^』\n]*』?|\"[^\"\n]*\"")
 _HEADING_RE = re.compile(r"^\s*#{1,6}\s")
 #: Han characters and runs of Latin letters or digits: what a sentence's length counts (not punctuation).
-_WORD_CHAR_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff〇]|[A-Za-z0-9]+")
+#: The 汉字 a sentence's length counts one each (beside runs of Latin letters or digits).
+_WORD_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff〇"
+_WORD_CHAR_RE = re.compile(rf"[{_WORD_HAN}]|[A-Za-z0-9]+")
 
 
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f\U00030000-\U000323af〇"

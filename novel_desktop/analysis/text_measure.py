@@ -26,6 +26,7 @@ from novel_desktop.analysis.sentences import (
     _FULLWIDTH_PUNCT,
     _HAN,
     _TERMINATORS,
+    _WORD_HAN,
     line_spans,
 )
 
@@ -41,7 +42,7 @@ _SENTENCE_BODY_RE = re.compile(
 _NOT_UNIT_RE = re.compile(rf"(?![{_HAN}{_FULLWIDTH_PUNCT}])(?:((?:(?![{_HAN}])[^\W_])+)|[\s\S])")
 #: The same for :data:`~novel_desktop.analysis.sentences._WORD_CHAR_RE` (a sentence's length: Han characters
 #: and runs of Latin letters or digits).
-_NOT_WORD_CHAR_RE = re.compile(r"(?![\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff〇])(?:([A-Za-z0-9]+)|[\s\S])")
+_NOT_WORD_CHAR_RE = re.compile(rf"(?![{_WORD_HAN}])(?:([A-Za-z0-9]+)|[\s\S])")
 #: A run of final marks → the sentence's ending (its last mark, ASCII and small forms folded).
 _ENDINGS = {mark: _FOLD.get(mark, mark) for mark in _TERMINATORS}
 

@@ -164,7 +164,7 @@ class ChapterReportMixin:
         if key == self._shown_key and number == self.chapter:
             return
         self._shown_key = key
-        self._report_generation = getattr(self, "_report_generation", 0) + 1
+        self._report_generation += 1
         self.chapter = number
         self.bar_set = None
         self.dimension_order = []

@@ -33,7 +33,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from novel_desktop.agents.chapter import LLMChapterAgents
 from novel_desktop.llm.client import LLMClient
@@ -44,14 +44,7 @@ from novel_desktop.storage.store import NovelStore
 from tests.benchmarks.longnovel import generate
 from tests.e2e.replies import judge_json, refiner_json, summarizer_json, writer_text
 from tests.fakes.anthropic_server import FakeAnthropicServer, Reply
-from tests.fakes.server_process import ServerProcess
-
-
-class _Served(Protocol):
-    """A fake server, in this process or another: what the client needs of it."""
-
-    @property
-    def base_url(self) -> str: ...
+from tests.fakes.server_process import Served, ServerProcess
 
 
 def _in_process() -> FakeAnthropicServer:
@@ -69,7 +62,7 @@ def script(server: FakeAnthropicServer) -> None:
     server.set_default("judge_secondary", Reply(judge_json(4.2), chunk_size=24))
 
 
-async def _chapter(path: Path, server: _Served, profile: cProfile.Profile | None) -> tuple[float, float]:
+async def _chapter(path: Path, server: Served, profile: cProfile.Profile | None) -> tuple[float, float]:
     settings = LLMSettings(retry=RetrySettings(max_attempts=2, base_backoff_s=0.001, max_backoff_s=0.01))
     with NovelStore.open(path) as store:
         async with LLMClient(settings, api_key="sk-bench", base_url=server.base_url) as client:

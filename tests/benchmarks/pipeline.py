@@ -45,7 +45,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from novel_desktop.agents.chapter import LLMChapterAgents, writer_prompt
 from novel_desktop.agents.context import estimate_tokens, load_facts
@@ -66,15 +66,7 @@ from tests.e2e.replies import (
     writer_text,
 )
 from tests.fakes.anthropic_server import FakeAnthropicServer, Reply
-from tests.fakes.server_process import ServerProcess
-
-
-class _Served(Protocol):
-    """A fake server, in this process or another: what the client needs of it."""
-
-    @property
-    def base_url(self) -> str: ...
-
+from tests.fakes.server_process import Served, ServerProcess
 
 #: The figures ``--json`` prints, in the issue's order.
 HEADLINE = (
@@ -138,7 +130,7 @@ def script_instant(server: FakeAnthropicServer) -> None:
 OVERHEAD_RUNS = 3
 
 
-def _overhead(path: Path, server: _Served) -> tuple[float, float, float]:
+def _overhead(path: Path, server: Served) -> tuple[float, float, float]:
     """One chapter with the instant server: its wall time (the figure), CPU time and full collections (ms)."""
     cpu = time.process_time()
     with _FullCollections() as full:
@@ -179,7 +171,7 @@ def _in_process() -> FakeAnthropicServer:
     return server
 
 
-async def _one_chapter(path: Path, server: _Served) -> tuple[float, dict[str, Any]]:
+async def _one_chapter(path: Path, server: Served) -> tuple[float, dict[str, Any]]:
     settings = LLMSettings(retry=RetrySettings(max_attempts=2, base_backoff_s=0.001, max_backoff_s=0.01))
     with NovelStore.open(path) as store:
         async with LLMClient(settings, api_key="sk-bench", base_url=server.base_url) as client:

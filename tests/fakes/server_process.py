@@ -16,10 +16,19 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Protocol
 
 from tests.fakes.anthropic_server import FakeAnthropicServer
 
 REPO = Path(__file__).resolve().parents[2]
+
+
+class Served(Protocol):
+    """A fake server, in this process (:class:`FakeAnthropicServer`) or another (:class:`ServerProcess`):
+    what the client needs of it."""
+
+    @property
+    def base_url(self) -> str: ...
 
 
 class ServerProcess:
