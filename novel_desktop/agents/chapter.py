@@ -221,6 +221,7 @@ class LLMChapterAgents:
             title=section_title(facts.chapter_outline),
             key_chapter=facts.key_chapter,
             outline=facts.chapter_outline,
+            facts=facts,
         )
 
     @_on_chapter

@@ -463,6 +463,7 @@ class ChapterPipeline:
             revisions=int(notes["revisions"]),
             text=text,
             secondary=brief.key_chapter,
+            facts=brief.facts,
         )
         if verdict is None:
             raise PipelineError(f"第 {n} 章没有评审结果 (no staged evaluation)")

@@ -62,10 +62,14 @@ def _staged_summary(store: NovelStore, n: int) -> ChapterSummary | None:
         return None
 
 
-def check_input(store: NovelStore, n: int, text: str, evaluation: Evaluation) -> CheckInput:
-    """The input of the checks for chapter ``n`` (synchronous; run it in a worker thread)."""
-    source: FactsSource = store
-    facts = load_facts(source, n)
+def check_input(
+    store: NovelStore, n: int, text: str, evaluation: Evaluation, facts: NovelFacts | None = None
+) -> CheckInput:
+    """The input of the checks for chapter ``n`` (synchronous; run it in a worker thread); ``facts``: the
+    chapter's, already read (else read here)."""
+    if facts is None or facts.chapter != n:
+        source: FactsSource = store
+        facts = load_facts(source, n)
     summary = _staged_summary(store, n)
     return CheckInput(n, text, evaluation, summary, facts, convergence_summaries(store, facts))
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from novel_desktop.agents.context import NovelFacts
 from novel_desktop.agents.ports import RevisionOrder
 from novel_desktop.domain.common import iso_now
 from novel_desktop.domain.evaluation import Evaluation, Violation, violation_rule_id
@@ -177,11 +178,18 @@ def low_score_spec(n: int, verdict: Verdict) -> QuestionSpec:
 
 
 def staged_verdict(
-    store: NovelStore, n: int, *, revisions: int, text: str | None = None, secondary: bool = True
+    store: NovelStore,
+    n: int,
+    *,
+    revisions: int,
+    text: str | None = None,
+    secondary: bool = True,
+    facts: NovelFacts | None = None,
 ) -> Verdict | None:
     """The gate's verdict on chapter ``n``'s staged evaluation(s) and text, or None before it was judged.
 
-    ``secondary`` False ignores a staged second verdict (a chapter that is not a key chapter any more).
+    ``secondary`` False ignores a staged second verdict (a chapter that is not a key chapter any more);
+    ``facts``: the chapter's facts as its agents read them (else read from the novel).
     """
     primary = parse_evaluation(store.staging(layout.evaluation_path(n)))
     if primary is None:
@@ -194,7 +202,7 @@ def staged_verdict(
             evaluation = second
     if text is None:
         text = store.staging(layout.chapter_path(n)) or ""
-    given = check_input(store, n, text, evaluation)
+    given = check_input(store, n, text, evaluation, facts)
     issues = run_checks_on(given)
     soft = soft_rule_ids(given.facts)
     decision = decide(

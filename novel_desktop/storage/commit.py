@@ -27,6 +27,7 @@ from novel_desktop.storage.repository import (
     content_hash,
     default_checkpoint,
     dumps,
+    dumps_row,
     empty_state,
     title_of,
 )
@@ -193,7 +194,7 @@ class ChapterCommit(Repository):
                     cur.execute(
                         "INSERT INTO state_snapshots (state_version, chapter, content, created_at)"
                         " VALUES (?, ?, ?, ?)",
-                        (state_version, number, dumps(result.state), now),
+                        (state_version, number, dumps_row(result.state), now),
                     )
                     cur.executemany(
                         "INSERT INTO changelog (state_version, chapter, content) VALUES (?, ?, ?)",

@@ -35,7 +35,7 @@ from novel_desktop.storage.history import (
     record_point,
     write_origin,
 )
-from novel_desktop.storage.repository import Repository, StoreError, dumps
+from novel_desktop.storage.repository import Repository, StoreError, dumps, dumps_row
 from novel_desktop.storage.story_state import changelog_by_chapter, latest_state, state_for_chapter
 from novel_desktop.storage.tables import (
     ChangelogRow,
@@ -299,7 +299,7 @@ def _store_step(
     start: int,
     now: str,
 ) -> None:
-    s.add(StateSnapshotRow(state_version=version, chapter=chapter, content=dumps(state), created_at=now))
+    s.add(StateSnapshotRow(state_version=version, chapter=chapter, content=dumps_row(state), created_at=now))
     for entry in changelog:
         line = {**entry, "state_version": version, "base_state_version": version - 1, "rebuild_of": start}
         s.add(

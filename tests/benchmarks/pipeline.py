@@ -6,7 +6,7 @@ With the fake Messages API server streaming at a fixed token rate, it measures:
   design is about 2.4; Summarizer and StyleRefiner run concurrently here and the refiner returns edits);
 - ``overhead_ms_ch5`` / ``overhead_ms_ch500``: the whole chapter with an instant server, at chapter 5 and at
   chapter 500 of a generated long novel (all of it is our overhead: SQLite, context, HTTP, parsing), the
-  fastest of three runs each (the chapters take turns). Chapter 500 ends volume 10, a key chapter: a second
+  fastest of five runs each (the chapters take turns). Chapter 500 ends volume 10, a key chapter: a second
   judge makes one model call more than chapter 5 makes; ``--details`` adds chapter 499, an ordinary one (like
   with like for chapter 5). The server runs in a process of its own (tests/fakes/server_process.py), as the
   real API is on another machine: inside this one its threads took 13-19 ms of CPU a chapter from under our
@@ -127,7 +127,7 @@ def script_instant(server: FakeAnthropicServer) -> None:
 
 #: Runs of each overhead chapter, each on a fresh copy of its novel; the fastest counts (a machine's other load
 #: only ever adds to a run).
-OVERHEAD_RUNS = 3
+OVERHEAD_RUNS = 5
 
 
 def _overhead(path: Path, server: Served) -> tuple[float, float, float]:
