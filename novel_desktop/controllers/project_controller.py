@@ -14,8 +14,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, Signal
 
+from novel_desktop.controllers.turns import next_turn
 from novel_desktop.i18n import tr
 from novel_desktop.storage import layout, lock
 from novel_desktop.storage.errors import ReadOnlyError, ReadOnlyFileError, StoreError
@@ -370,10 +371,10 @@ class ProjectController(QObject):
         self._forget_chapters()
         if not self._commit_pending:
             self._commit_pending = True
-            QTimer.singleShot(0, self._emit_chapters_changed)
+            next_turn(self._emit_chapters_changed)
 
     def _emit_chapters_changed(self) -> None:
         self._commit_pending = False
         with self.reading():  # every view re-reads: the chapter list once for all
             self.chapters_changed.emit()
-        QTimer.singleShot(0, self.status_changed.emit)
+        next_turn(self.status_changed.emit)

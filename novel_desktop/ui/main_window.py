@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt
 from PySide6.QtGui import (
     QCloseEvent,
     QDragEnterEvent,
@@ -38,6 +38,7 @@ from novel_desktop.controllers.jobs import Job, JobRunner
 from novel_desktop.controllers.pipeline_controller import PipelineController
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.controllers.settings_controller import AppSettings, load_app_settings
+from novel_desktop.controllers.turns import next_turn
 from novel_desktop.i18n import tr, tr_n
 from novel_desktop.ui.ask_dialog import dialog_asker
 from novel_desktop.ui.chapter_editor import ChapterEditor, ChapterTab
@@ -482,7 +483,7 @@ class MainWindow(WindowActions):
     # ------------------------------------------------------------------ slots
     def _on_project_chapters_changed(self) -> None:
         self.tree.reload()
-        QTimer.singleShot(0, self._update_status)  # its own turn: a commit's re-reads are spread out
+        next_turn(self._update_status)  # its own turn: a commit's re-reads are spread out
 
     def _on_project_chapter_saved(self, _number: int, _marked: list[int]) -> None:
         self._update_status()
@@ -526,7 +527,7 @@ class MainWindow(WindowActions):
             self._show_counts(editor.chars, editor.selected_chars)
             self.tree.select_chapter(editor.number)
             # The report (its chart) is built on the next turn: the tab the author picked paints first.
-            QTimer.singleShot(0, self._follow_current_chapter)
+            next_turn(self._follow_current_chapter)
         else:
             self.counts_label.setText("")
         self._update_editor_actions()

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QInputDialog
 
+from novel_desktop.controllers.turns import next_turn
 from novel_desktop.i18n import tr
 from novel_desktop.ui import alerts
 from novel_desktop.ui.flows.adopt import AdoptFlows
@@ -244,7 +244,7 @@ class RunFlows:
         tab = w.chapter_tab(chapter)
         if tab is not None and not tab.editor.is_modified:
             tab.editor.load()
-        QTimer.singleShot(0, lambda: self._show_committed(chapter, opened_here=tab is None))
+        next_turn(lambda: self._show_committed(chapter, opened_here=tab is None))
 
     def _show_committed(self, chapter: int, *, opened_here: bool) -> None:
         w = self.window
