@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCharts import QBarCategoryAxis, QBarSet, QChart, QChartView, QHorizontalBarSeries, QValueAxis
-from PySide6.QtCore import QMargins, Qt, SignalInstance
+from PySide6.QtCore import QMargins, Qt, QTimer, SignalInstance
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter
 from PySide6.QtWidgets import (
     QComboBox,
@@ -30,7 +30,6 @@ from PySide6.QtWidgets import (
 )
 
 from novel_desktop.controllers.project_controller import ProjectController
-from novel_desktop.controllers.turns import next_turn
 from novel_desktop.domain.evaluation import (
     DIMENSION_NAMES,
     DIMENSION_WEIGHTS,
@@ -227,14 +226,14 @@ class ChapterReportMixin:
             return
         parts[0]()
         generation = self._report_generation
-        next_turn(lambda: self._add_parts(generation, parts[1:]))
+        for delay, part in enumerate(parts[1:], start=1):
+            QTimer.singleShot(delay, lambda part=part: self._add_part(generation, part))
 
     @field_drops_paused()
-    def _add_parts(self, generation: int, parts: list[Callable[[], None]]) -> None:
-        """Add the first of ``parts`` to the report shown as ``generation`` (nothing when another has been
-        shown since), before the report's closing stretch; the rest on the turns after, each asking for the
-        next when it is done (timers armed together could all fire in one pass of the loop)."""
-        if generation != self._report_generation or not parts:
+    def _add_part(self, generation: int, part: Callable[[], None]) -> None:
+        """Add a later part of the report shown as ``generation`` (nothing when another has been shown since),
+        before the report's closing stretch."""
+        if generation != self._report_generation:
             return
         body = self._body
         holder = QWidget()
@@ -242,12 +241,10 @@ class ChapterReportMixin:
         self._body.setContentsMargins(0, 0, 0, 0)
         self._body.setSpacing(4)
         try:
-            parts[0]()
+            part()
         finally:
             self._body = body
         body.insertWidget(body.count() - 1, holder)
-        if len(parts) > 1:
-            next_turn(lambda: self._add_parts(generation, parts[1:]))
 
     def _add_scores(self, n: int, ev: Evaluation) -> None:
         self._add_header(n, ev)
