@@ -9,8 +9,10 @@ chapter touches (§8.5).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -38,6 +40,22 @@ def estimate_tokens(text: str) -> int:
     text, and the agents estimate dozens of texts per chapter on the event loop."""
     cjk = sum(map(len, _CJK_RUN.findall(text)))
     return cjk + (len(text) - cjk + 2) // 3
+
+
+@functools.lru_cache(maxsize=128)
+def _cjk_chars(text: str) -> int:
+    return sum(map(len, _CJK_RUN.findall(text)))
+
+
+def estimate_parts(parts: Iterable[str]) -> int:
+    """:func:`estimate_tokens` of the parts joined, exactly (both counts add up over a join), each part's
+    count remembered: a chapter's prompts share their long parts (the review calls' prefix, the judge's
+    values), so each is counted once, not once per prompt and again for the context inspector."""
+    cjk = length = 0
+    for part in parts:
+        cjk += _cjk_chars(part)
+        length += len(part)
+    return cjk + (length - cjk + 2) // 3
 
 
 def trim_to_tokens(text: str, budget: int, *, keep: str = "end") -> str:

@@ -110,8 +110,23 @@ def _schedule_roles(facts: NovelFacts) -> dict[str, str]:
     return out
 
 
+#: The last facts' reasons: a chapter's agents record eight or more prompts from the same facts.
+_last_why: tuple[NovelFacts, dict[str, str]] | None = None
+
+
 def facts_why(facts: NovelFacts) -> dict[str, str]:
-    """Reasons that depend on this chapter's facts, for the slots that change from chapter to chapter."""
+    """Reasons that depend on this chapter's facts, for the slots that change from chapter to chapter (the
+    facts of a chapter are read once and not changed after: the last facts' reasons are kept)."""
+    global _last_why
+    last = _last_why
+    if last is not None and last[0] is facts:
+        return last[1]
+    why = _facts_why(facts)
+    _last_why = (facts, why)
+    return why
+
+
+def _facts_why(facts: NovelFacts) -> dict[str, str]:
     line = facts.storyline_id or ""
     roles = _schedule_roles(facts)
     adjacent = [sid for sid in roles if sid != line and facts.memories.get(sid)]

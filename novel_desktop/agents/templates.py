@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from novel_desktop.agents.context import estimate_tokens
+from novel_desktop.agents.context import estimate_parts
 from novel_desktop.paths import prompts_dir
 
 __all__ = [
@@ -179,13 +179,14 @@ class RenderedPrompt:
     @property
     def tokens(self) -> int:
         """The whole prompt's token estimate (:func:`novel_desktop.agents.context.estimate_tokens`)."""
-        return estimate_tokens(self.text)
+        system = [part for block in self.system_blocks for part in ("\n\n", block)][1:]  # system_text's parts
+        return estimate_parts([*system, "\n\n", self.user])
 
     def slot_tokens(self) -> list[SlotTokens]:
         """Each slot's share of the prompt, in template order; the rest of :attr:`tokens` (``tokens`` minus
         their sum) is the template's own words."""
         return [
-            SlotTokens(slot, estimate_tokens(value) * self.uses.get(slot, 1), self.uses.get(slot, 1))
+            SlotTokens(slot, estimate_parts((value,)) * self.uses.get(slot, 1), self.uses.get(slot, 1))
             for slot, value in self.values.items()
         ]
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from novel_desktop.agents.context import estimate_parts, estimate_tokens
 from novel_desktop.agents.judge_panels import FULL_PANEL
 from novel_desktop.agents.summary_parts import WHOLE_PART
 from novel_desktop.agents.templates import (
@@ -1069,3 +1070,18 @@ def test_book_reader_and_synthesis_examples_are_what_the_adoption_parses() -> No
     synthesis = BookSynthesis.model_validate(book)
     for kind in ("world", "characters", "storylines"):
         assert validate_payload(kind, getattr(synthesis, kind)) == [], kind
+
+
+def test_a_prompts_estimate_is_its_whole_texts_however_its_parts_are_counted() -> None:
+    # The prompt counts its parts (each remembered) and adds them up: the figure must be the whole text's,
+    # across the joins between blocks, with CJK, ASCII and full-width text on both sides of each join.
+    for name in ("quality_judge", "summarizer", "chapter_writer", "style_refiner"):
+        prompt = render_template(name, realistic_context(name))
+        assert len(prompt.system_blocks) >= 1
+        assert prompt.tokens == estimate_tokens(prompt.text), name
+        assert prompt.tokens == estimate_tokens(prompt.text), name  # again, from the remembered counts
+        slots = {s.slot: s.tokens for s in prompt.slot_tokens()}
+        for slot, value in prompt.values.items():
+            assert slots[slot] == estimate_tokens(value) * prompt.uses.get(slot, 1)
+    for parts in (["ab", "c"], ["a", "", "b"], ["甲a", "b乙", "，x"], [], ["x" * 7, "y" * 5]):
+        assert estimate_parts(parts) == estimate_tokens("".join(parts)), parts
