@@ -13,9 +13,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCharts import QBarCategoryAxis, QBarSet, QChart, QChartView, QHorizontalBarSeries, QValueAxis
-from PySide6.QtCore import QMargins, Qt, QTimer, SignalInstance
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter
+from PySide6.QtCore import Qt, SignalInstance
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QComboBox,
     QFrame,
@@ -24,12 +23,12 @@ from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
     QScrollArea,
-    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
 
 from novel_desktop.controllers.project_controller import ProjectController
+from novel_desktop.controllers.turns import next_turn
 from novel_desktop.domain.evaluation import (
     DIMENSION_NAMES,
     DIMENSION_WEIGHTS,
@@ -40,6 +39,7 @@ from novel_desktop.domain.evaluation import (
     split_risk_flag,
 )
 from novel_desktop.i18n import join_list, paren, tr
+from novel_desktop.ui.dimension_bars import DimensionBars
 from novel_desktop.ui.field_drops import field_drops_paused
 from novel_desktop.ui.quality_text import (
     BAD,
@@ -74,7 +74,9 @@ class ChapterReportMixin:
     _shown_key: str | None
     #: Counts the reports shown: a later part of an older one is not added (see :meth:`_fill_report`).
     _report_generation: int
-    bar_set: QBarSet | None
+    #: The parts of the report shown still to come (see :meth:`report_pending`).
+    _parts_pending: int
+    dimension_chart: DimensionBars | None
     dimension_order: list[str]
     evidence_labels: dict[str, ClickableLabel]
     reason_labels: dict[str, QLabel]
@@ -165,8 +167,9 @@ class ChapterReportMixin:
             return
         self._shown_key = key
         self._report_generation += 1
+        self._parts_pending = 0
         self.chapter = number
-        self.bar_set = None
+        self.dimension_chart = None
         self.dimension_order = []
         self.evidence_labels = {}
         self.reason_labels = {}
@@ -226,14 +229,19 @@ class ChapterReportMixin:
             return
         parts[0]()
         generation = self._report_generation
-        for delay, part in enumerate(parts[1:], start=1):
-            QTimer.singleShot(delay, lambda part=part: self._add_part(generation, part))
+        self._parts_pending = len(parts) - 1
+        next_turn(lambda: self._add_parts(generation, parts[1:]))
+
+    def report_pending(self) -> bool:
+        """Whether parts of the report shown are still to come (they arrive one a turn)."""
+        return self._parts_pending > 0
 
     @field_drops_paused()
-    def _add_part(self, generation: int, part: Callable[[], None]) -> None:
-        """Add a later part of the report shown as ``generation`` (nothing when another has been shown since),
-        before the report's closing stretch."""
-        if generation != self._report_generation:
+    def _add_parts(self, generation: int, parts: list[Callable[[], None]]) -> None:
+        """Add the first of ``parts`` to the report shown as ``generation`` (nothing when another has been
+        shown since), before the report's closing stretch; the rest on the turns after, each asking for the
+        next when it is done (timers armed together could all fire in one pass of the loop)."""
+        if generation != self._report_generation or not parts:
             return
         body = self._body
         holder = QWidget()
@@ -241,10 +249,13 @@ class ChapterReportMixin:
         self._body.setContentsMargins(0, 0, 0, 0)
         self._body.setSpacing(4)
         try:
-            part()
+            parts[0]()
         finally:
             self._body = body
         body.insertWidget(body.count() - 1, holder)
+        self._parts_pending = len(parts) - 1
+        if len(parts) > 1:
+            next_turn(lambda: self._add_parts(generation, parts[1:]))
 
     def _add_scores(self, n: int, ev: Evaluation) -> None:
         self._add_header(n, ev)
@@ -351,56 +362,17 @@ class ChapterReportMixin:
         row.addLayout(facts, 1)
         self._body.addLayout(row)
 
-    def _dimension_chart(self, ev: Evaluation) -> QChartView:
+    def _dimension_chart(self, ev: Evaluation) -> DimensionBars:
         names = [d for d in DIMENSION_WEIGHTS if d in ev.scores]
         self.dimension_order = names
-        bars = QBarSet(tr("得分"))
-        # A horizontal bar chart lists its first category at the bottom; reversed, 情节逻辑 reads first.
-        for name in reversed(names):
-            bars.append(float(ev.scores[name].score))
-        bars.setColor(QColor("#4f7fd9"))
-        bars.setBorderColor(QColor("#4f7fd9"))
-        bars.setSelectedColor(QColor("#e07a2e"))
-        bars.setLabelColor(QColor("white"))
-        for index, name in enumerate(reversed(names)):
-            if ev.scores[name].score < 3:
-                bars.selectBar(index)  # low dimensions stand out
-        series = QHorizontalBarSeries()
-        series.append(bars)
-        series.setLabelsVisible(True)
-        series.setLabelsPosition(QHorizontalBarSeries.LabelsPosition.LabelsInsideEnd)
-        series.setLabelsFormat("@value")
-        series.setBarWidth(0.7)
-        chart = QChart()
-        chart.addSeries(series)
-        chart.legend().hide()
-        chart.setMargins(QMargins(4, 4, 4, 4))
-        chart.setBackgroundRoundness(0)
-        categories = QBarCategoryAxis()
-        categories.append(
-            [f"{tr(DIMENSION_NAMES.get(d, d))} {DIMENSION_WEIGHTS[d]:.0%}" for d in reversed(names)]
-        )
-        values = QValueAxis()
-        values.setRange(0, 5)
-        values.setTickCount(6)
-        values.setLabelFormat("%d")
-        chart.addAxis(categories, Qt.AlignmentFlag.AlignLeft)
-        chart.addAxis(values, Qt.AlignmentFlag.AlignBottom)
-        series.attachAxis(categories)
-        series.attachAxis(values)
-        view = QChartView(chart)
-        view.setRenderHint(QPainter.RenderHint.Antialiasing)
-        # QtCharts elides a category's name once it is taller than about 2/3 of its band: the chart grows with
-        # the font (150% scale) so every dimension's name shows whole.
-        line = QFontMetrics(categories.labelsFont()).height()
-        tall = max(300, int(len(names) * line * 1.6) + 4 * line)
-        view.setMinimumHeight(tall)
-        view.setMaximumHeight(tall + 40)
-        view.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        view.setAccessibleName(tr("各维度得分图"))
-        self.bar_set = bars
-        self.dimension_chart = view
-        return view
+        rows = [
+            (f"{tr(DIMENSION_NAMES.get(d, d))} {DIMENSION_WEIGHTS[d]:.0%}", float(ev.scores[d].score))
+            for d in names
+        ]  # 情节逻辑 first, at the top
+        bars = DimensionBars(rows)
+        bars.setAccessibleName(tr("各维度得分图"))
+        self.dimension_chart = bars
+        return bars
 
     def _dimension_details(self, n: int, ev: Evaluation) -> QWidget:
         box = QWidget()
@@ -415,7 +387,8 @@ class ChapterReportMixin:
             head = QLabel(
                 f"<b>{html.escape(tr(DIMENSION_NAMES.get(name, name)))}</b>"
                 f" <span style='color:{score_color(score.score)}'><b>{score.score}</b></span>"
-                f"<span style='color:gray'> {html.escape(tr('权重'))} {DIMENSION_WEIGHTS[name]:.0%}</span>"
+                # The weight on a line of its own: the name column stays narrow, the reason gets the room.
+                f"<br><span style='color:gray'>{html.escape(tr('权重'))} {DIMENSION_WEIGHTS[name]:.0%}</span>"
             )
             head.setTextFormat(Qt.TextFormat.RichText)
             head.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)

@@ -12,7 +12,6 @@ Reads go through the :class:`ProjectController`; the AI-phrase density through i
 
 from __future__ import annotations
 
-from PySide6.QtCharts import QBarSet
 from PySide6.QtCore import QPointF, QTimer, Signal
 from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
 
@@ -20,6 +19,7 @@ from novel_desktop.controllers.analysis_controller import AiPhraseCounter
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.domain.evaluation import Evaluation
 from novel_desktop.i18n import tr
+from novel_desktop.ui.dimension_bars import DimensionBars
 from novel_desktop.ui.quality_chapter import ChapterReportMixin
 from novel_desktop.ui.quality_text import ClickableLabel
 from novel_desktop.ui.quality_trend import NovelTrendMixin, TrendPoint
@@ -47,8 +47,9 @@ class QualityPanel(ChapterReportMixin, NovelTrendMixin, QWidget):
         self.evaluation: Evaluation | None = None
         self._shown_key: str | None = None
         self._report_generation = 0
+        self._parts_pending = 0
         #: What the chapter view shows, for tests and for keyboard navigation.
-        self.bar_set: QBarSet | None = None
+        self.dimension_chart: DimensionBars | None = None
         self.dimension_order: list[str] = []
         self.evidence_labels: dict[str, ClickableLabel] = {}
         self.reason_labels: dict[str, QLabel] = {}

@@ -132,6 +132,7 @@ def section_label(text: str) -> QLabel:
     font.setPointSizeF(font.pointSizeF() * 1.1)
     label.setFont(font)
     label.setContentsMargins(0, 10, 0, 2)
+    label.setWordWrap(True)  # a long title (English) wraps instead of widening the report past its dock
     return label
 
 

@@ -25,6 +25,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from novel_desktop.ui.dimension_bars import DimensionBars
+
 #: Slack for rounding between the font's advance and the layout's integer widths.
 SLACK = 2
 
@@ -211,6 +213,8 @@ def clipped(root: QWidget) -> list[str]:
             problems += _header(widget)
         elif isinstance(widget, QChartView):
             problems += _chart(widget)
+        elif isinstance(widget, DimensionBars):
+            problems += [f"dimension bar {label!r}: elided" for label in widget.elided_labels()]
         if isinstance(widget, (QLabel, QAbstractButton)) and not problems and _cut_by_parent(widget):
             problems.append(f"{type(widget).__name__} {widget.text()!r}: cut off by its container")
         out += [f"{where}: {p}" for p in problems]

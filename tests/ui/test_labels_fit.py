@@ -4,10 +4,12 @@ header and chart axis title has the width its whole text needs (QFontMetrics plu
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
 
@@ -35,15 +37,29 @@ def scale(request: pytest.FixtureRequest, qapp: QApplication) -> Iterator[float]
     qapp.setFont(font)
 
 
-def _settle(qapp: QApplication) -> None:
+def _settle(qapp: QApplication, root: QWidget | None = None) -> None:
     for _ in range(4):
+        qapp.processEvents()
+    # A quality report arrives a part a turn: the window is checked once the whole report is in.
+    deadline = time.monotonic() + 5
+    while root is not None and time.monotonic() < deadline:
+        if not any(panel.report_pending() for panel in root.findChildren(QualityPanel)):
+            break
+        QTest.qWait(5)
+    for _ in range(2):
         qapp.processEvents()
 
 
 def _check(qapp: QApplication, root: QWidget, name: str, scale: float) -> list[str]:
-    _settle(qapp)
+    _settle(qapp, root)
     save_shot(root, f"labels_{name}_{int(scale * 100)}")
-    return [f"{name}: {problem}" for problem in clipped(root)]
+    problems = clipped(root)
+    for panel in root.findChildren(QualityPanel):
+        # The report is a scroll down, never a scroll sideways: it wraps to its dock's width.
+        content, viewport = panel.report_scroll.widget(), panel.report_scroll.viewport()
+        if panel.isVisible() and content is not None and content.width() > viewport.width():
+            problems.append(f"quality report {content.width()} px wide in a {viewport.width()} px dock")
+    return [f"{name}: {problem}" for problem in problems]
 
 
 def _window(qtbot: QtBot, project: ProjectController | None) -> MainWindow:

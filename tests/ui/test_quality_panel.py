@@ -102,10 +102,11 @@ def test_the_seed_chapter_shows_its_eight_scores_reasons_and_evidence(
     panel.show_chapter(1)
     expected = _seed_eval(1)["scores"]
 
-    assert panel.bar_set is not None
-    assert panel.bar_set.count() == 8
-    # The chart lists 情节逻辑 at the top, i.e. last in the horizontal bar set.
-    shown = {name: panel.bar_set.at(7 - i) for i, name in enumerate(panel.dimension_order)}
+    assert panel.dimension_chart is not None
+    assert len(panel.dimension_chart.scores()) == 8
+    # The chart lists 情节逻辑 at the top, each bar named with its weight.
+    assert panel.dimension_chart.rows()[0][0] == "情节逻辑 18%"
+    shown = dict(zip(panel.dimension_order, panel.dimension_chart.scores(), strict=True))
     assert shown == {name: float(entry["score"]) for name, entry in expected.items()}
     assert set(panel.dimension_order) == set(DIMENSION_NAMES)
     for name, entry in expected.items():
@@ -204,7 +205,7 @@ def test_a_chapter_without_a_verdict_says_so(
 ) -> None:
     panel = _panel(qtbot, make_project(drop_eval=True))
     panel.show_chapter(2)
-    assert panel.bar_set is None
+    assert panel.dimension_chart is None
     assert "第 2 章还没有评审结果" in panel.empty_label.text()
     assert panel.empty_label.isVisible()
 
