@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import re
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel, Field
@@ -57,6 +57,23 @@ _HEADING = re.compile(r"^\s*#\s*第")
 
 F = TypeVar("F", bound=Callable[..., Coroutine[Any, Any, Any]])
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
+
+
+async def _settled(notes: list[asyncio.Future[None]], call: Awaitable[T]) -> T:
+    """``call``'s result once ``notes`` (records written meanwhile, :meth:`LLMChapterAgents._note_soon`) are
+    written too: a record that failed fails the call as :meth:`LLMChapterAgents._note` would have; a call that
+    failed or was cancelled still waits for its records, so none is written after the stage has ended."""
+    try:
+        result = await call
+    finally:
+        await asyncio.wait(notes)
+        for note in notes:  # a failed record is seen (and raised below when the call succeeded)
+            if not note.cancelled():
+                note.exception()
+    for note in notes:
+        note.result()
+    return result
 
 
 def _on_chapter(fn: F) -> F:
@@ -163,6 +180,21 @@ class LLMChapterAgents:
             panel=panel,
         )  # fmt: skip
         await asyncio.to_thread(self.recorder.record, facts.chapter, entry)
+
+    def _note_soon(
+        self,
+        facts: NovelFacts,
+        agent: str,
+        round_: int,
+        prompt: RenderedPrompt,
+        role: AgentRole,
+        panel: str = "",
+    ) -> asyncio.Future[None]:
+        """:meth:`_note` as a write of its own, under way while the prompt is sent (a judge's prompts: nothing
+        the call does reads the record); the caller settles it with :func:`_settled` before it returns."""
+        model = self.client.settings.model_for(role)
+        entry = build_entry(agent, round_, prompt, role=role.value, model=model, facts=facts, panel=panel)
+        return asyncio.ensure_future(asyncio.to_thread(self.recorder.record, facts.chapter, entry))
 
     async def _review_call(
         self,
@@ -398,9 +430,9 @@ class LLMChapterAgents:
         if not secondary:
             return await self._judge_panels(facts, brief.chapter, context, text, round_)
         prompt = render_template("quality_judge", context)
-        await self._note(facts, "judge2", round_, prompt, AgentRole.judge_secondary)
         role = AgentRole.judge_secondary
-        result = await self._review_call(facts, role, prompt, Evaluation, "评审结果", text)
+        note = self._note_soon(facts, "judge2", round_, prompt, role)
+        result = await _settled([note], self._review_call(facts, role, prompt, Evaluation, "评审结果", text))
         if result.value is not None:
             result.value = finish_evaluation(result.value, brief.chapter, weights)
         return result
@@ -414,14 +446,18 @@ class LLMChapterAgents:
         prompts = [
             render_template("quality_judge", {**context, "judge_panel": PANEL_TASKS[p]}) for p in PANELS
         ]
-        for panel, prompt in zip(PANELS, prompts, strict=True):  # each panel's prompt, 评审组 A, B and C
-            await self._note(facts, "judge", round_, prompt, role, panel=panel)
-        results = await asyncio.gather(
+        # Each panel's prompt (评审组 A, B and C) is recorded while the three are sent.
+        notes = [
+            self._note_soon(facts, "judge", round_, p, role, panel=n)
+            for n, p in zip(PANELS, prompts, strict=True)
+        ]
+        sent = asyncio.gather(
             *(
                 self._review_call(facts, role, prompt, PanelReply, f"评审结果（评审组 {panel}）", text)
                 for panel, prompt in zip(PANELS, prompts, strict=True)
             )
         )
+        results = await _settled(notes, sent)
         calls = [c for r in results for c in r.calls]
         warnings = [w for r in results for w in r.warnings]
         replies = {panel: r.value for panel, r in zip(PANELS, results, strict=True) if r.value is not None}

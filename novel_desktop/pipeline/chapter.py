@@ -437,6 +437,7 @@ class ChapterPipeline:
             self._emit(StageStarted(n, Stage.JUDGE))
             started = time.monotonic()
             results = await asyncio.gather(*(self.agents.judge(brief, text, secondary=s) for s in judges))
+        verdicts: dict[str, str] = {}
         for secondary, result in zip(judges, results, strict=True):
             self._warn(n, outcome.warnings, result)
             self._record(n, notes, Stage.JUDGE_SECONDARY if secondary else Stage.JUDGE, result.calls, started)
@@ -445,8 +446,8 @@ class ChapterPipeline:
                     f"第 {n} 章评审结果无法解析，章节保留在暂存区，可重试 (judge output unusable)"
                 )
             path = self._secondary(n) if secondary else layout.evaluation_path(n)
-            body = json.dumps(result.value.to_json_dict(), ensure_ascii=False, indent=2)
-            await db(self.store.put_staging, path, body, chapter=n)
+            verdicts[path] = json.dumps(result.value.to_json_dict(), ensure_ascii=False, indent=2)
+        await db(self.store.put_stagings, n, verdicts)  # a key chapter's two verdicts in one write
         verdict = await self._verdict(n, brief, notes, text)
         notes["scores"].append(round(verdict.score, 2))
         notes["gate_issues"] = [i.to_json() for i in verdict.issues]

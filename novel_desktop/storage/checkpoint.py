@@ -74,6 +74,17 @@ class CheckpointRepository(Repository):
                 (path, number, kind, content, iso_now()),
             )
 
+    def put_stagings(self, chapter: int, items: dict[str, str], *, kind: str = "") -> None:
+        """Write several staged outputs of chapter ``chapter`` in one transaction (a key chapter's two
+        verdicts)."""
+        now = iso_now()
+        with self._raw_write() as cur:
+            cur.executemany(
+                "INSERT OR REPLACE INTO staging (path, chapter, kind, content, updated_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                [(path, chapter, kind, content, now) for path, content in items.items()],
+            )
+
     def staging(self, path: str) -> str | None:
         content: str | None = self._value("SELECT content FROM staging WHERE path = ?", (path,))
         return content

@@ -3,9 +3,14 @@ what a crashed run or another recorder staged, and what it stages reads the same
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
 from pathlib import Path
 
+import pytest
+
+from novel_desktop.agents.chapter import _settled
 from novel_desktop.agents.context_recorder import StagedContextRecorder
 from novel_desktop.domain.context_record import ContextEntry, ContextSection, entries_from_json
 from novel_desktop.pipeline.context_records import staged_context
@@ -66,3 +71,41 @@ def test_entries_read_from_memory_equal_the_staged_record(store: NovelStore) -> 
     assert recorder.entries(4) == []  # another chapter: nothing staged
     store.delete_staging(layout.context_path(3))  # the commit took the staging away
     assert recorder.entries(3) == []
+
+
+def test_a_judges_records_are_written_before_its_result_counts_whatever_the_call_did() -> None:
+    # The judges' prompts are recorded while they are sent (agents/chapter.py _note_soon): the stage's result,
+    # or its failure, comes only once every record is in, so none lands after the stage has ended.
+    written: list[str] = []
+    release = threading.Event()
+
+    def record(name: str) -> None:
+        release.wait(5)
+        written.append(name)
+
+    async def call(fail: bool) -> str:
+        await asyncio.sleep(0)
+        release.set()
+        if fail:
+            raise RuntimeError("the call failed")
+        return "verdict"
+
+    async def run(fail: bool) -> str:
+        notes = [asyncio.ensure_future(asyncio.to_thread(record, n)) for n in ("A", "B")]
+        return await _settled(notes, call(fail))
+
+    assert asyncio.run(run(False)) == "verdict" and sorted(written) == ["A", "B"]
+    written.clear()
+    release.clear()
+    with pytest.raises(RuntimeError, match="the call failed"):
+        asyncio.run(run(True))
+    assert sorted(written) == ["A", "B"]
+
+    def broken() -> None:
+        raise OSError("disk full")
+
+    async def failed_record() -> str:
+        return await _settled([asyncio.ensure_future(asyncio.to_thread(broken))], call(False))
+
+    with pytest.raises(OSError, match="disk full"):  # a record that failed fails the stage, as before
+        asyncio.run(failed_record())
