@@ -61,7 +61,7 @@ T = TypeVar("T")
 
 
 async def _settled(notes: list[asyncio.Future[None]], call: Awaitable[T]) -> T:
-    """``call``'s result once ``notes`` (records written meanwhile, :meth:`LLMChapterAgents._note_soon`) are
+    """``call``'s result once ``notes`` (records written meanwhile, :meth:`LLMChapterAgents._note`) are
     written too: a record that failed fails the call as :meth:`LLMChapterAgents._note` would have; a call that
     failed or was cancelled still waits for its records, so none is written after the stage has ended."""
     try:
@@ -162,7 +162,7 @@ class LLMChapterAgents:
         clone._hints = self._hints
         return clone
 
-    async def _note(
+    def _note(
         self,
         facts: NovelFacts,
         agent: str,
@@ -171,29 +171,16 @@ class LLMChapterAgents:
         role: AgentRole,
         cuts: list[Cut] | None = None,
         panel: str = "",
-    ) -> None:
-        """Record what ``prompt`` holds for the context inspector, before the model sees it."""
+    ) -> asyncio.Future[None]:
+        """Record what ``prompt`` holds for the context inspector: a write in a worker thread, under way once
+        this returns. Await it to have the record before the model sees the prompt; the judges send theirs
+        meanwhile (nothing their calls do reads the record) and settle it with :func:`_settled`."""
         budget = WRITER_BUDGET_TOKENS if cuts is not None else None
         model = self.client.settings.model_for(role)
         entry = build_entry(
             agent, round_, prompt, role=role.value, model=model, facts=facts, cuts=cuts or (), budget=budget,
             panel=panel,
         )  # fmt: skip
-        await asyncio.to_thread(self.recorder.record, facts.chapter, entry)
-
-    def _note_soon(
-        self,
-        facts: NovelFacts,
-        agent: str,
-        round_: int,
-        prompt: RenderedPrompt,
-        role: AgentRole,
-        panel: str = "",
-    ) -> asyncio.Future[None]:
-        """:meth:`_note` as a write of its own, under way while the prompt is sent (a judge's prompts: nothing
-        the call does reads the record); the caller settles it with :func:`_settled` before it returns."""
-        model = self.client.settings.model_for(role)
-        entry = build_entry(agent, round_, prompt, role=role.value, model=model, facts=facts, panel=panel)
         return asyncio.ensure_future(asyncio.to_thread(self.recorder.record, facts.chapter, entry))
 
     async def _review_call(
@@ -431,7 +418,7 @@ class LLMChapterAgents:
             return await self._judge_panels(facts, brief.chapter, context, text, round_)
         prompt = render_template("quality_judge", context)
         role = AgentRole.judge_secondary
-        note = self._note_soon(facts, "judge2", round_, prompt, role)
+        note = self._note(facts, "judge2", round_, prompt, role)
         result = await _settled([note], self._review_call(facts, role, prompt, Evaluation, "评审结果", text))
         if result.value is not None:
             result.value = finish_evaluation(result.value, brief.chapter, weights)
@@ -448,8 +435,7 @@ class LLMChapterAgents:
         ]
         # Each panel's prompt (评审组 A, B and C) is recorded while the three are sent.
         notes = [
-            self._note_soon(facts, "judge", round_, p, role, panel=n)
-            for n, p in zip(PANELS, prompts, strict=True)
+            self._note(facts, "judge", round_, p, role, panel=n) for n, p in zip(PANELS, prompts, strict=True)
         ]
         sent = asyncio.gather(
             *(

@@ -74,7 +74,7 @@ def test_entries_read_from_memory_equal_the_staged_record(store: NovelStore) -> 
 
 
 def test_a_judges_records_are_written_before_its_result_counts_whatever_the_call_did() -> None:
-    # The judges' prompts are recorded while they are sent (agents/chapter.py _note_soon): the stage's result,
+    # The judges' prompts are recorded while they are sent (agents/chapter.py _note): the stage's result,
     # or its failure, comes only once every record is in, so none lands after the stage has ended.
     written: list[str] = []
     release = threading.Event()
