@@ -18,6 +18,7 @@ from novel_desktop.agents import facts as fact_sheet
 from novel_desktop.agents.calls import call_record, structured_call, system_blocks
 from novel_desktop.agents.context import WRITER_BUDGET_TOKENS, FactsSource, NovelFacts, load_facts
 from novel_desktop.agents.context_recorder import (
+    WRITING_AGENTS,
     ContextRecorder,
     NullRecorder,
     build_entry,
@@ -142,6 +143,9 @@ class LLMChapterAgents:
         self._review_memo: SharedBuild[_ReviewValues] = SharedBuild()
         #: The judge's context (style metrics of the text): one build for both judges of a key chapter.
         self._judge_memo: SharedBuild[dict[str, str]] = SharedBuild()
+        #: The chapter's round for the calls on one draft (summarizer, refiner and judges start together): one
+        #: read of the staged record for all; forgotten once a writer's or reviser's prompt is recorded.
+        self._round_memo: SharedBuild[int] = SharedBuild()
 
     async def _load(self, chapter: int) -> NovelFacts:
         if self._facts is None or self._facts.chapter != chapter:
@@ -181,7 +185,11 @@ class LLMChapterAgents:
             agent, round_, prompt, role=role.value, model=model, facts=facts, cuts=cuts or (), budget=budget,
             panel=panel,
         )  # fmt: skip
-        return asyncio.ensure_future(asyncio.to_thread(self.recorder.record, facts.chapter, entry))
+        record = asyncio.ensure_future(asyncio.to_thread(self.recorder.record, facts.chapter, entry))
+        if agent in WRITING_AGENTS:  # a new round begins once it is written
+            self._forget_round()
+            record.add_done_callback(self._forget_round)
+        return record
 
     async def _review_call(
         self,
@@ -227,7 +235,13 @@ class LLMChapterAgents:
 
     async def _round(self, chapter: int) -> int:
         """The chapter's current round (from the staged record)."""
-        return current_round(await asyncio.to_thread(self.recorder.entries, chapter))
+        facts = await self._load(chapter)
+        return await self._round_memo.get(
+            facts, "", lambda: asyncio.to_thread(lambda: current_round(self.recorder.entries(chapter)))
+        )
+
+    def _forget_round(self, _record: object = None) -> None:
+        self._round_memo = SharedBuild()
 
     # ------------------------------------------------------------------ ChapterAgents
     async def brief(self, chapter: int) -> ChapterBrief:

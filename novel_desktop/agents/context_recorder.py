@@ -31,7 +31,7 @@ from novel_desktop.storage import layout
 from novel_desktop.storage.store import NovelStore
 
 #: The agents whose prompt starts a round (a draft, a rewrite, a revision).
-_WRITING_AGENTS = ("writer", "reviser")
+WRITING_AGENTS = ("writer", "reviser")
 
 
 def build_entry(
@@ -175,11 +175,12 @@ def recorder_for(source: object) -> ContextRecorder:
 
 def current_round(entries: Sequence[ContextEntry]) -> int:
     """The round the chapter is in: the last writer's or reviser's (0 for the first draft)."""
-    rounds = [e.round for e in entries if e.agent in _WRITING_AGENTS]
+    rounds = [e.round for e in entries if e.agent in WRITING_AGENTS]
     return rounds[-1] if rounds else 0
 
 
 __all__ = [
+    "WRITING_AGENTS",
     "ContextRecorder",
     "NullRecorder",
     "StagedContextRecorder",
