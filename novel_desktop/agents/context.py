@@ -38,13 +38,20 @@ def estimate_tokens(text: str) -> int:
 
     Counted by runs in the regex engine: a Python loop over each character took ~2 ms per chapter-sized
     text, and the agents estimate dozens of texts per chapter on the event loop."""
-    cjk = sum(map(len, _CJK_RUN.findall(text)))
-    return cjk + (len(text) - cjk + 2) // 3
+    return _estimate(_cjk_count(text), len(text))
 
 
-@functools.lru_cache(maxsize=128)
-def _cjk_chars(text: str) -> int:
+def _cjk_count(text: str) -> int:
     return sum(map(len, _CJK_RUN.findall(text)))
+
+
+def _estimate(cjk: int, length: int) -> int:
+    """The estimate of a text of ``length`` characters, ``cjk`` of them CJK."""
+    return cjk + (length - cjk + 2) // 3
+
+
+#: :func:`_cjk_count` remembered for the parts of the last prompts (:func:`estimate_parts`).
+_cjk_chars = functools.lru_cache(maxsize=128)(_cjk_count)
 
 
 def estimate_parts(parts: Iterable[str]) -> int:
@@ -55,7 +62,7 @@ def estimate_parts(parts: Iterable[str]) -> int:
     for part in parts:
         cjk += _cjk_chars(part)
         length += len(part)
-    return cjk + (length - cjk + 2) // 3
+    return _estimate(cjk, length)
 
 
 def trim_to_tokens(text: str, budget: int, *, keep: str = "end") -> str:

@@ -67,16 +67,11 @@ class CheckpointRepository(Repository):
     def put_staging(self, path: str, content: str, *, chapter: int | None = None, kind: str = "") -> None:
         """Write one staged pipeline output, keyed like ``state/chapter-048-delta.json``."""
         number = chapter if chapter is not None else layout.staged_chapter(path)
-        with self._raw_write() as cur:
-            cur.execute(
-                "INSERT OR REPLACE INTO staging (path, chapter, kind, content, updated_at)"
-                " VALUES (?, ?, ?, ?, ?)",
-                (path, number, kind, content, iso_now()),
-            )
+        self.put_stagings(number, {path: content}, kind=kind)
 
-    def put_stagings(self, chapter: int, items: dict[str, str], *, kind: str = "") -> None:
-        """Write several staged outputs of chapter ``chapter`` in one transaction (a key chapter's two
-        verdicts)."""
+    def put_stagings(self, chapter: int | None, items: dict[str, str], *, kind: str = "") -> None:
+        """Write staged outputs (path: content) of chapter ``chapter`` in one transaction: a key
+        chapter's two verdicts, or :meth:`put_staging`'s one."""
         now = iso_now()
         with self._raw_write() as cur:
             cur.executemany(

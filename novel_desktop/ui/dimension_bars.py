@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPaintEvent, QPen
+from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPen
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from novel_desktop.i18n import join_list
@@ -68,19 +68,17 @@ class DimensionBars(QWidget):
     def _label_width(self) -> int:
         """The names' column now: what the longest needs, less when the bars need the room."""
         bars_least = self._unit() * MIN_BAR_CHARS
-        return max(0, min(self._names_width(), self.width() - self._gap() * 3 - bars_least))
+        return max(0, min(self._names_width(), self.width() - self._unit() * 3 - bars_least))
 
     def _unit(self) -> int:
+        """A digit's width: the gap between the parts, and the measure of the bars' least room."""
         return max(4, self.fontMetrics().horizontalAdvance("0"))
-
-    def _gap(self) -> int:
-        return self._unit()
 
     def _height(self) -> int:
         return len(self._rows) * self._row_height() + int(self._line() * 2.2)
 
     def sizeHint(self) -> QSize:
-        return QSize(self._names_width() + self._gap() * 3 + self._unit() * 30, self._height())
+        return QSize(self._names_width() + self._unit() * 33, self._height())
 
     def minimumSizeHint(self) -> QSize:
         # Narrower than the names and a short bar, the names are elided rather than the report widened.
@@ -91,9 +89,9 @@ class DimensionBars(QWidget):
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.fillRect(self.rect(), QColor("white"))
-        fm = QFontMetrics(self.font())
-        gap, row_h, line = self._gap(), self._row_height(), self._line()
-        left = gap + self._label_width() + gap
+        fm = self.fontMetrics()
+        gap, row_h, line, names = self._unit(), self._row_height(), self._line(), self._label_width()
+        left = gap + names + gap
         right = self.width() - gap * 2
         span = max(1, right - left)
         top = line // 2
@@ -108,12 +106,11 @@ class DimensionBars(QWidget):
             painter.drawText(box, Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop, str(tick))
         for i, (label, score) in enumerate(self._rows):
             y = top + i * row_h
-            name = fm.elidedText(label, ELIDE, self._label_width())
             painter.setPen(TEXT)
             painter.drawText(
-                QRectF(gap, y, self._label_width(), row_h),
+                QRectF(gap, y, names, row_h),
                 Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter,
-                name,
+                fm.elidedText(label, ELIDE, names),
             )
             width = span * max(0.0, min(score, TOP)) / TOP
             bar = QRectF(left, y + row_h * 0.15, width, row_h * 0.7)
