@@ -231,7 +231,7 @@ class NovelSession:
         call = ModelCall(
             role=event.role,
             model=event.model,
-            purpose=attribution.purpose or default_purpose(event.role),
+            purpose=attribution.purpose_now or default_purpose(event.role),
             # A row left "interrupted" is a call whose process died before it ended.
             status="interrupted" if event.phase == "start" else event.status,
             chapter=attribution.chapter,

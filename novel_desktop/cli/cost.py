@@ -6,10 +6,12 @@ import argparse
 from typing import Any
 
 from novel_desktop.cli.common import print_json
-from novel_desktop.domain.ledger import BEFORE_LEDGER, CostTotals
+from novel_desktop.domain.ledger import BEFORE_LEDGER, DISCARDED_DRAFT, WRITE_AHEAD, CostTotals
 
 PURPOSE_NAMES = {
     "write": "写作",
+    WRITE_AHEAD: "预写（未用上也未作废：进程中断）",
+    DISCARDED_DRAFT: "作废的预写",
     "revise": "修订",
     "summarize": "摘要",
     "refine": "润色",

@@ -22,6 +22,14 @@ R = TypeVar("R")
 #: Ledger rows seeded by the schema 2 migration from what older files kept (pipeline logs, planning_usage).
 BEFORE_LEDGER = "before-ledger"
 
+#: A queued run's early draft of the next chapter (pipeline/ahead.py) while it is neither adopted (its calls
+#: become the chapter's "write") nor thrown away (they become ``DISCARDED_DRAFT``): what a row keeps when the
+#: process died in between.
+WRITE_AHEAD = "write_ahead"
+#: An early draft thrown away (the chapter before was sent back or changed, the run stopped): billed all the
+#: same, and shown apart so that the author sees what the pipelining cost.
+DISCARDED_DRAFT = "discarded_draft"
+
 #: Call statuses: finished, failed after its attempts, cancelled by the author, or left behind by a process
 #: that died mid-call (the row a call writes when its stream starts, never completed).
 STATUSES = ("ok", "failed", "cancelled", "interrupted")
@@ -46,14 +54,30 @@ def default_purpose(role: str) -> str:
     return _ROLE_PURPOSES.get(role, role or "other")
 
 
+class Label:
+    """A purpose decided while its calls run: an early draft's calls are ``WRITE_AHEAD`` until the draft is
+    adopted or thrown away. A call's ledger row takes the value it has when the row is written."""
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"Label({self.value!r})"
+
+
 @dataclass(frozen=True)
 class Attribution:
     """What the calls made now work on. ``watch`` (optional) sees every call event live, for a progress view;
     it must be cheap and must not raise."""
 
     chapter: int | None = None
-    purpose: str | None = None
+    purpose: str | Label | None = None
     watch: Callable[[Any], None] | None = None
+
+    @property
+    def purpose_now(self) -> str | None:
+        """The purpose a call's row is written with now."""
+        return self.purpose.value if isinstance(self.purpose, Label) else self.purpose
 
 
 _current: ContextVar[Attribution | None] = ContextVar("novel_call_attribution", default=None)
@@ -66,7 +90,7 @@ def current_attribution() -> Attribution:
 
 @contextmanager
 def attributed(
-    purpose: str | None = None,
+    purpose: str | Label | None = None,
     *,
     chapter: int | None = None,
     watch: Callable[[Any], None] | None = None,
@@ -174,10 +198,13 @@ class CostReport:
 
 __all__ = [
     "BEFORE_LEDGER",
+    "DISCARDED_DRAFT",
     "STATUSES",
+    "WRITE_AHEAD",
     "Attribution",
     "CostReport",
     "CostTotals",
+    "Label",
     "ModelCall",
     "attributed",
     "current_attribution",

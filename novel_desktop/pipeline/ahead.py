@@ -43,7 +43,7 @@ from novel_desktop.agents.ports import (
 )
 from novel_desktop.agents.text_ending import text_in_place_of_summary
 from novel_desktop.domain.context_record import ContextEntry
-from novel_desktop.domain.ledger import attributed
+from novel_desktop.domain.ledger import DISCARDED_DRAFT, WRITE_AHEAD, Label, attributed, default_purpose
 from novel_desktop.domain.refine import RefineEdits, apply_edits
 from novel_desktop.domain.summary import ChapterSummary
 from novel_desktop.pipeline.events import (
@@ -187,6 +187,8 @@ class _Job:
     #: The storyline of ``after`` (its commit changes that line's memory).
     line: str | None
     task: asyncio.Task[PreparedDraft]
+    #: The purpose its calls' ledger rows are written with (``WRITE_AHEAD`` until it is adopted or dropped).
+    label: Label
 
 
 class AheadWriter:
@@ -211,7 +213,9 @@ class AheadWriter:
         self._emit = emit
         self._allow = allow
         self._job: _Job | None = None
-        self._dropped: list[asyncio.Task[PreparedDraft]] = []
+        self._dropped: list[asyncio.Future[Any]] = []
+        #: Ledger rows of dropped drafts being relabelled (:meth:`_relabel`).
+        self._relabels: list[asyncio.Future[None]] = []
 
     # ------------------------------------------------------------------ hooks of the chapter pipeline
     async def after_refine(
@@ -250,12 +254,15 @@ class AheadWriter:
         if job is not None:
             changed = f"第 {n} 章的正文已改变" if job.after == n else f"第 {job.after + 1} 章的预写没有用上"
             self.discard(f"{changed}，预写的第 {job.after + 1} 章作废")
+        # A dropped draft's rows are relabelled before a new draft of the same chapter writes any.
+        await self._relabelled()
         nxt = n + 1
         self._emit(DraftAhead(nxt))
-        task = asyncio.ensure_future(self._write(overlay, nxt))
-        self._job = _Job(n, overlay.basis, brief.storyline_id, task)
+        label = Label(WRITE_AHEAD)
+        task = asyncio.ensure_future(self._write(overlay, nxt, label))
+        self._job = _Job(n, overlay.basis, brief.storyline_id, task, label)
 
-    async def _write(self, overlay: TextOverlay, n: int) -> PreparedDraft:
+    async def _write(self, overlay: TextOverlay, n: int, label: Label) -> PreparedDraft:
         records = BufferedRecorder()
         facts: asyncio.Future[NovelFacts | None]
         if isinstance(self.agents, WritesAhead):
@@ -267,7 +274,7 @@ class AheadWriter:
             facts.set_result(None)
         live = LiveUsage(n, self._emit)
         try:
-            with attributed(chapter=n, watch=live.watch):
+            with attributed(label, chapter=n, watch=live.watch):
                 brief = await agents.brief(n)
                 self._emit(StageStarted(n, Stage.DRAFT))
                 started = time.monotonic()
@@ -315,6 +322,7 @@ class AheadWriter:
         if job is None or job.after + 1 != n:
             if job is not None:
                 self.discard(f"第 {job.after + 1} 章的预写没有用上")
+            await self._relabelled()
             return None
         self._job = None
         # The novel as the chapter before left it, read while the draft may still stream.
@@ -323,15 +331,15 @@ class AheadWriter:
             prepared = await job.task
         except asyncio.CancelledError:  # the run was stopped while it waited for the draft
             now.cancel()
-            self._emit(DraftDiscarded(n, "续写已停止，预写的章节作废"))
+            self._thrown(job, "续写已停止，预写的章节作废")
             raise
         except Exception as exc:  # the chapter is written the usual way, which reports its own failure
             now.cancel()
-            self._emit(DraftDiscarded(n, f"第 {n} 章预写失败：{exc}"))
+            await self._thrown_away(job, f"第 {n} 章预写失败：{exc}")
             return None
         text, facts, committed_line = await now
         if text is None or content_hash(text) != job.basis:
-            self._emit(DraftDiscarded(n, f"第 {job.after} 章提交的正文与预写时读到的不同，重新写作"))
+            await self._thrown_away(job, f"第 {job.after} 章提交的正文与预写时读到的不同，重新写作")
             return None
         read, lines = prepared.facts, {job.line, committed_line}
         if (
@@ -339,10 +347,12 @@ class AheadWriter:
             and facts is not None
             and writer_view(read, n - 1, lines) != writer_view(facts, n - 1, lines)
         ):
-            self._emit(
-                DraftDiscarded(n, f"第 {job.after} 章提交后，第 {n} 章要读的设定与预写时不同，重新写作")
-            )
+            changed = f"第 {job.after} 章提交后，第 {n} 章要读的设定与预写时不同，重新写作"
+            await self._thrown_away(job, changed)
             return None
+        # Adopted: its calls are the chapter's writing, in the ledger as a writer's call made now would be.
+        job.label.value = default_purpose("chapter_writer")
+        await db(self.store.relabel_calls, n, WRITE_AHEAD, job.label.value)
         return prepared
 
     def _committed(self, after: int, n: int) -> tuple[str | None, NovelFacts | None, str | None]:
@@ -359,7 +369,32 @@ class AheadWriter:
             return
         job.task.cancel()
         self._dropped.append(job.task)
+        self._thrown(job, reason)
+
+    def _thrown(self, job: _Job, reason: str) -> None:
+        """``job``'s draft is thrown away: its calls are a discarded draft's in the ledger (the rows written
+        from now on at once, those written before once its task has ended: :meth:`_relabel`)."""
+        job.label.value = DISCARDED_DRAFT
+        self._relabels.append(asyncio.ensure_future(self._relabel(job)))
         self._emit(DraftDiscarded(job.after + 1, reason))
+
+    async def _thrown_away(self, job: _Job, reason: str) -> None:
+        self._thrown(job, reason)
+        await self._relabelled()
+
+    async def _relabel(self, job: _Job) -> None:
+        await asyncio.wait([job.task])  # its last rows are written (the end of a call it was making)
+        await db(self.store.relabel_calls, job.after + 1, WRITE_AHEAD, DISCARDED_DRAFT)
+
+    async def _relabelled(self) -> None:
+        """Wait for the dropped drafts' ledger rows to be relabelled (a failure is logged: the rows keep
+        ``WRITE_AHEAD``, which still tells an early draft)."""
+        pending, self._relabels = self._relabels, []
+        for relabel in pending:
+            try:
+                await relabel
+            except Exception:
+                log.warning("could not relabel a dropped early draft's ledger rows", exc_info=True)
 
     async def close(self, reason: str) -> None:
         """The run ends: drop what is left and wait for the cancelled drafts to stop."""
@@ -368,6 +403,7 @@ class AheadWriter:
         for task in tasks:
             with contextlib.suppress(BaseException):
                 await task
+        await self._relabelled()
 
 
 async def stage_prepared(

@@ -89,6 +89,15 @@ class LedgerRepository(Repository):
             )
             return int(cur.lastrowid)
 
+    def relabel_calls(self, chapter: int, purpose: str, to: str) -> int:
+        """Give chapter ``chapter``'s rows of purpose ``purpose`` the purpose ``to`` (an early draft adopted
+        or thrown away); return how many rows changed."""
+        with self._raw_write() as cur:
+            cur.execute(
+                "UPDATE model_calls SET purpose = ? WHERE chapter = ? AND purpose = ?", (to, chapter, purpose)
+            )
+            return int(cur.rowcount)
+
     def model_calls(self, chapter: int | None = None) -> list[ModelCall]:
         """The ledger's rows, oldest first (of one chapter when ``chapter`` is given)."""
         with self._read() as s:

@@ -148,6 +148,9 @@ def test_a_queued_run_commits_what_chapter_by_chapter_runs_would(novel: Path, tm
         assert [s["name"] for s in log["stages"]][:2] == ["draft", "summarize"]
         assert "writer" in [entry["agent"] for entry in log["context"]]  # the context inspector's record
         assert [c.role for c in store.model_calls(4)].count("chapter_writer") == 1
+        # The adopted early drafts' calls are their chapters' writing in the ledger.
+        purposes = {c.purpose for c in store.model_calls() if c.role == "chapter_writer"}
+        assert purposes == {"write"}
 
 
 def test_the_next_writer_starts_before_the_judge_replies(novel: Path) -> None:
@@ -227,8 +230,11 @@ def test_a_chapter_sent_back_discards_the_early_draft(novel: Path) -> None:
         assert _REVISED_END in (store.chapter_text(3) or "")
         log = store.pipeline_log(4) or {}
         assert [s["name"] for s in log["stages"]].count("draft") == 1
-        # The ledger keeps what the thrown-away draft cost, as chapter 4's.
-        assert [c.role for c in store.model_calls(4)].count("chapter_writer") == 2
+        # The ledger keeps what the thrown-away draft cost, as chapter 4's, and names it (novel cost).
+        writers = [c for c in store.model_calls(4) if c.role == "chapter_writer"]
+        assert [c.purpose for c in writers] == ["discarded_draft", "write"]
+        by_purpose = store.cost_report().by_purpose
+        assert by_purpose["discarded_draft"].calls == 1 and by_purpose["discarded_draft"].cost_usd > 0
         assert store.checkpoint()["last_completed_chapter"] == 4
 
 
@@ -267,6 +273,7 @@ def test_an_early_draft_thrown_away_while_its_first_ledger_row_is_written_is_cou
         writers = [c for c in store.model_calls(4) if c.role == "chapter_writer"]
     # What 费用 shows for chapter 4: the thrown-away draft once (cancelled, its input billed), the one kept.
     assert [c.status for c in writers] == ["cancelled", "ok"]
+    assert [c.purpose for c in writers] == ["discarded_draft", "write"]
     assert writers[0].input_tokens > 0
 
 
@@ -293,6 +300,9 @@ def test_stopping_during_an_early_draft_leaves_the_novel_as_after_the_chapter_be
     assert after["last"] == 3 and sorted(after["texts"]) == [1, 2, 3]
     assert after["staging"] == []
     assert [e.chapter for e in events if isinstance(e, DraftDiscarded)] == [4]
+    with NovelStore.open(novel, write=False) as store:  # the stopped draft's call: billed, named
+        stopped = [(c.purpose, c.status) for c in store.model_calls(4)]
+    assert stopped == [("discarded_draft", "cancelled")]
 
     with FakeAnthropicServer() as server:
         script_defaults(server)
@@ -352,6 +362,8 @@ def test_a_polished_chapter_drafts_the_next_one_again_from_the_polished_text(nov
     with NovelStore.open(novel, write=False) as store:
         polished = store.chapter_text(3) or ""
         assert [r.kind for r in store.revisions(3)][-1] == "refined"
-        assert [c.role for c in store.model_calls(4)].count("chapter_writer") == 2
+        rows = [c for c in store.model_calls(4) if c.role == "chapter_writer"]
+        # The first draft's rows were named thrown away before the second draft wrote any.
+        assert [c.purpose for c in rows] == ["discarded_draft", "write"]
     # The draft kept is the one written from the text chapter 3 committed.
     assert len(writers) == 3 and text_in_place_of_summary(3, polished) in writers[2]

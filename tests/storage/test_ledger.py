@@ -7,7 +7,15 @@ import json
 import sqlite3
 from pathlib import Path
 
-from novel_desktop.domain.ledger import BEFORE_LEDGER, ModelCall
+from novel_desktop.domain.ledger import (
+    BEFORE_LEDGER,
+    DISCARDED_DRAFT,
+    WRITE_AHEAD,
+    Label,
+    ModelCall,
+    attributed,
+    current_attribution,
+)
 from novel_desktop.storage.store import NovelStore
 
 
@@ -28,6 +36,24 @@ def test_a_call_row_is_completed_in_place_and_counted_once(store: NovelStore) ->
     assert set(report.by_purpose) == {"write", "plan"}
     assert store.chapter_costs() == {3: report.by_chapter[3]}
     assert store.status().cost == total
+
+
+def test_an_early_drafts_rows_take_the_purpose_it_ends_with(store: NovelStore) -> None:
+    label = Label(WRITE_AHEAD)
+    with attributed(label, chapter=4), attributed(chapter=4):  # the writer's own block inherits the label
+        assert current_attribution().purpose_now == WRITE_AHEAD
+        label.value = DISCARDED_DRAFT  # thrown away while the call runs: its end row says so
+        assert current_attribution().purpose_now == DISCARDED_DRAFT
+    store.record_model_call(ModelCall("chapter_writer", "m", WRITE_AHEAD, "ok", 4, cost_usd=0.03))
+    store.record_model_call(ModelCall("chapter_writer", "m", WRITE_AHEAD, "ok", 5, cost_usd=0.02))
+    store.record_model_call(ModelCall("chapter_writer", "m", "write", "ok", 4, cost_usd=0.03))
+    assert store.relabel_calls(4, WRITE_AHEAD, DISCARDED_DRAFT) == 1
+    assert [(c.chapter, c.purpose) for c in store.model_calls()] == [
+        (4, DISCARDED_DRAFT),
+        (5, WRITE_AHEAD),
+        (4, "write"),
+    ]
+    assert store.cost_report().by_purpose[DISCARDED_DRAFT].cost_usd == 0.03
 
 
 def test_a_schema_1_file_keeps_its_total_cost_after_the_upgrade(tmp_path: Path) -> None:
