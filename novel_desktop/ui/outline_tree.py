@@ -68,7 +68,9 @@ class OutlineTree(QTreeWidget):
             top.setData(COL_NUMBER, KIND_ROLE, "volume")
             top.setData(COL_NUMBER, NUMBER_ROLE, volume)
             written = sum(1 for p in plans if p.info is not None)
-            top.setText(COL_STATE, tr("{w}/{n} 章已写").format(w=written, n=len(plans)))
+            # A count, the sentence in its tip: the column as narrow as a chapter's 已写, in English too.
+            top.setText(COL_STATE, f"{written}/{len(plans)}")
+            top.setToolTip(COL_STATE, tr("{w}/{n} 章已写").format(w=written, n=len(plans)))
             top.setFirstColumnSpanned(False)
             for column in range(6):
                 top.setFont(column, bold)
@@ -103,8 +105,8 @@ class OutlineTree(QTreeWidget):
             # Not written yet: grey, so planned chapters read apart from finished ones.
             for column in range(6):
                 item.setForeground(column, QBrush(VERDICT_NONE))
-            item.setText(COL_CHARS, tr("未写"))
-            item.setText(COL_STATE, tr("计划") if plan.section else "")
+            # Its 字数 cell stays empty (a planned chapter's row is grey and says 计划 in the last column).
+            item.setText(COL_STATE, tr("计划") if plan.section else tr("未写"))
         tip = [tr("第 {n} 章 {t}").format(n=plan.number, t=plan.title)]
         if plan.storyline_id:
             tip.append(tr("故事线：{s}").format(s=plan.storyline_id))
