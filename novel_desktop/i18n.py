@@ -68,10 +68,21 @@ def join_list(items: Iterable[str]) -> str:
 
 
 def tr_phrase(phrase: tuple[str, dict[str, Any]]) -> str:
-    """A core phrase (a template and its values, e.g. ``("规划第 {volume} 卷", {"volume": 2})``) in the
-    selected language; text values are translated too."""
+    """A core phrase (a template and its values, e.g. ``("规划第 {volume} 卷", {"volume": 2})``,
+    domain/phrase.py) in the selected language; text values are translated too, and values that are phrases
+    themselves."""
     template, values = phrase
-    return tr(template).format(**{k: tr(v) if isinstance(v, str) else v for k, v in values.items()})
+    if not values:
+        return tr(template)
+    return tr(template).format(**{k: _tr_value(v) for k, v in values.items()})
+
+
+def _tr_value(value: Any) -> Any:
+    if isinstance(value, str):
+        return tr(value)
+    if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], dict):  # a phrase itself
+        return tr_phrase(value)
+    return value
 
 
 def tr_phrases(phrases: Iterable[tuple[str, dict[str, Any]]]) -> str:

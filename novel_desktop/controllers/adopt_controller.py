@@ -142,7 +142,10 @@ class AdoptController(QObject):
                 store, agents.adopt, agents.planning, session.interaction, on_progress=on_progress
             )
         except (AdoptError, LLMError, ApprovalError, AnswersNeeded, GateBlocked) as exc:
-            why = exc.message if isinstance(exc, (AdoptError, LLMError)) else str(exc)
+            if isinstance(exc, AdoptError):
+                why = tr_phrase(exc.phrase)
+            else:
+                why = tr_phrase(exc.message_phrase) if isinstance(exc, LLMError) else str(exc)
             kept = await asyncio.to_thread(kept_message, store)
             self.failed.emit(why if isinstance(exc, AdoptError) else f"{why}\n{kept}")
             return

@@ -276,7 +276,7 @@ class PipelineController(QObject):
         except StaleChaptersError as exc:
             self.stale_refused.emit(exc.chapters)
         except LLMError as exc:
-            self.failed.emit(f"{exc.message}\n{after()}")
+            self.failed.emit(f"{tr_phrase(exc.message_phrase)}\n{after()}")
         except (PipelineError, GateBlocked, AnswersNeeded, StoreError) as exc:
             self.failed.emit(f"{exc}\n{after()}")
         except OSError as exc:

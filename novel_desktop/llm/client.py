@@ -235,7 +235,8 @@ class LLMClient:
         if not key:
             name = get_preset(self.settings.provider).display_name
             raise LLMConfigError(
-                f"没有找到 {name} 的 API Key：请在“设置 → 模型服务”中填写，或设置环境变量 ANTHROPIC_API_KEY。"
+                "没有找到 {name} 的 API Key：请在“设置 → 模型服务”中填写，或设置环境变量 ANTHROPIC_API_KEY。",
+                values={"name": name},
             )
         import anthropic  # lazy: slow import, see the module docstring
 

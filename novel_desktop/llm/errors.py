@@ -6,12 +6,17 @@ as is. Messages never contain the API key: the client redacts it before building
 
 from __future__ import annotations
 
+from typing import Any
+
+from novel_desktop.domain.phrase import Phrase, phrase_text
+
 
 class LLMError(Exception):
     """Base of every error the LLM client raises.
 
     ``provider_message`` is the provider's own text (English, kept for the log and the details pane);
-    ``status_code`` is the HTTP status when there was one (200 for an error inside a stream).
+    ``status_code`` is the HTTP status when there was one (200 for an error inside a stream). ``message``
+    may be a template of ``values`` (``message_phrase``), so that the window says it in its language.
     """
 
     default_message = "模型调用失败。"
@@ -25,17 +30,25 @@ class LLMError(Exception):
         provider_message: str | None = None,
         status_code: int | None = None,
         attempts: int = 1,
+        values: dict[str, Any] | None = None,
     ) -> None:
-        self.message = message or self.default_message
+        self.message_phrase: Phrase = (message or self.default_message, dict(values or {}))
+        self.message = phrase_text(self.message_phrase)
         self.provider_message = provider_message
         self.status_code = status_code
         self.attempts = attempts
         super().__init__(self.message)
 
-    def __str__(self) -> str:
+    @property
+    def phrase(self) -> Phrase:
+        """``str(self)`` as a phrase (the message, then what the provider said)."""
         if self.provider_message:
-            return f"{self.message}（服务商返回：{self.provider_message}）"
-        return self.message
+            said = self.provider_message
+            return "{message}（服务商返回：{said}）", {"message": self.message_phrase, "said": said}
+        return self.message_phrase
+
+    def __str__(self) -> str:
+        return phrase_text(self.phrase)
 
 
 class LLMConfigError(LLMError):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -38,6 +39,7 @@ from novel_desktop.agents.context import estimate_tokens
 from novel_desktop.agents.ports import CallRecord, PlanningAgents
 from novel_desktop.domain.adoption import ChapterNote, synopsis
 from novel_desktop.domain.ledger import attributed, for_purpose
+from novel_desktop.domain.phrase import Phrase, phrase_text
 from novel_desktop.llm.errors import LLMError
 from novel_desktop.llm.roles import AgentRole
 from novel_desktop.llm.settings import LLMSettings
@@ -60,11 +62,13 @@ Progress = Callable[[int, int, str], None]
 
 
 class AdoptError(Exception):
-    """The adoption stopped; ``message`` says why and what is kept, in Chinese."""
+    """The adoption stopped; ``message`` says why and what is kept, in Chinese; ``phrase`` is it as a template
+    and its values (domain/phrase.py), for the window's language."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+    def __init__(self, template: str, **values: Any) -> None:
+        self.phrase: Phrase = (template, values)
+        self.message = phrase_text(self.phrase)
+        super().__init__(self.message)
 
 
 # ---------------------------------------------------------------------------- where the novel stands
@@ -180,9 +184,16 @@ class ReadReport:
     warnings: list[str] = field(default_factory=list)
 
 
-def _failed(chapter: int, why: str, done: int) -> AdoptError:
-    kept = f"已分析的 {done} 章已保存，" if done else ""
-    return AdoptError(f"第 {chapter} 章分析失败：{why}。{kept}再次运行会从第 {chapter} 章继续")
+def _failed(chapter: int, why: str | Phrase, done: int) -> AdoptError:
+    if done:
+        return AdoptError(
+            "第 {chapter} 章分析失败：{why}。已分析的 {done} 章已保存，再次运行会从第 {chapter} 章继续",
+            chapter=chapter,
+            why=why,
+            done=done,
+        )
+    template = "第 {chapter} 章分析失败：{why}。再次运行会从第 {chapter} 章继续"
+    return AdoptError(template, chapter=chapter, why=why)
 
 
 @for_purpose(ADOPT_PURPOSE)
@@ -204,7 +215,7 @@ async def read_book(
             with attributed(chapter=n):
                 result = await agents.read(reader_context(n, synopsis(before), text))
         except LLMError as exc:
-            raise _failed(n, str(exc), done) from None
+            raise _failed(n, exc.phrase, done) from None
         report.calls += result.calls
         report.warnings += result.warnings
         if result.value is None:
@@ -221,7 +232,7 @@ async def read_book(
             storyline_id=line if line and line.replace("_", "").replace("-", "").isalnum() else None,
         )
         if not saved:
-            raise AdoptError(f"第 {n} 章在分析时被改过；再次运行会重新读这一章")
+            raise AdoptError("第 {n} 章在分析时被改过；再次运行会重新读这一章", n=n)
         notes = [x for x in notes if x.chapter != n] + [note]
         notes.sort(key=lambda x: x.chapter)
         report.read.append(n)

@@ -83,7 +83,9 @@ async def _synthesis(
     try:
         result = await agents.synthesize(context)
     except LLMError as exc:
-        raise AdoptError(f"归纳全书设定失败：{exc}。各章分析已保存，再次运行会从归纳设定继续") from None
+        raise AdoptError(
+            "归纳全书设定失败：{why}。各章分析已保存，再次运行会从归纳设定继续", why=exc.phrase
+        ) from None
     report.calls += result.calls
     report.warnings += result.warnings
     if result.value is None:
@@ -118,7 +120,8 @@ async def _offer(
             try:
                 parse_payload(kind, payload)
             except ProposalInvalid as again:
-                raise AdoptError(f"归纳出的{name}无效：{again}；再次运行即可重试") from None
+                invalid = "归纳出的{name}无效：{why}；再次运行即可重试"
+                raise AdoptError(invalid, name=name, why=str(again)) from None
         return Proposal(
             kind=kind,
             title=f"接续已有书稿：{name}",
@@ -217,7 +220,9 @@ async def _style(
         try:
             result = await planning.style(context)
         except LLMError as exc:
-            raise AdoptError(f"分析本书文风失败：{exc}。其余已保存，再次运行会从文风继续") from None
+            raise AdoptError(
+                "分析本书文风失败：{why}。其余已保存，再次运行会从文风继续", why=exc.phrase
+            ) from None
         report.calls += result.calls
         report.warnings += result.warnings
         profile = merge_profile(result.value, measured, "original", None)

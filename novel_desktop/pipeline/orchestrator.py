@@ -23,6 +23,7 @@ from typing import Any
 
 from novel_desktop.agents.ports import ChapterAgents, PlanningAgents
 from novel_desktop.domain.checkpoint import OrchestratorState as S
+from novel_desktop.domain.phrase import Phrase, say
 from novel_desktop.llm.errors import LLMError
 from novel_desktop.pipeline import checks, quick_start, trial_plan, volume_plan, volume_review
 from novel_desktop.pipeline.adopt import adopt_needed
@@ -81,13 +82,7 @@ _RETRYABLE = (LLMError, LifecycleError, PipelineError, StoreError)
 
 
 # ---------------------------------------------------------------------------- recommendation (§2.2)
-#: A sentence for the author as a template and its values: ``template.format(**values)`` is the Chinese
-#: text; a UI translates the template and formats it with the same values.
-Phrase = tuple[str, dict[str, Any]]
-
-
-def _say(template: str, **values: Any) -> Phrase:
-    return template, values
+_say = say
 
 
 def render(phrases: tuple[Phrase, ...], sep: str = "；") -> str:

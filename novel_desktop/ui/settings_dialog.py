@@ -55,7 +55,7 @@ from novel_desktop.controllers.settings_controller import (
     save_settings_and_language,
     stored_key,
 )
-from novel_desktop.i18n import ONE, join_list, tr
+from novel_desktop.i18n import ONE, join_list, tr, tr_phrase
 from novel_desktop.ui.agent_names import ROLE_NAMES
 from novel_desktop.ui.provider_notes import base_url_note, key_note, needs_key, with_note
 from novel_desktop.ui.session_key import offer_session_key
@@ -536,7 +536,7 @@ class SettingsDialog(QDialog):
             save_keys(self._keys, self._stored_keys)
         except LLMError as error:
             self._show_error(
-                error.message + tr("（也可清空 API Key 后按“确定”，先保存其他设置。）"),
+                tr_phrase(error.message_phrase) + tr("（也可清空 API Key 后按“确定”，先保存其他设置。）"),
                 tab=0,
                 focus=self.key_edit,
             )

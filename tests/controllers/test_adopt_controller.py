@@ -5,6 +5,7 @@ the whole book, the summary of what was stored, and an error that keeps the chap
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -139,3 +140,27 @@ def test_progress_speaks_the_windows_language(
     assert messages[1].startswith("Chapter 1 analysed: ") and "第1章摘要" in messages[1]  # the book's words
     assert messages[-1].startswith("Chapter 6 analysed: ")
     assert not any("已分析" in m or "待分析" in m for m in messages)
+
+
+def test_an_error_speaks_the_windows_language(
+    qloop: qasync.QEventLoop, fake: FakeAnthropicServer, tmp_path: Path
+) -> None:
+    # The model service stays overloaded at chapter 3: the adoption's message and the model error inside it
+    # are English in the English window (the provider's own words stay as it said them).
+    from novel_desktop import i18n
+
+    fake.script("summarizer", note_json(1), note_json(2))
+    fake.set_default("summarizer", Reply.overloaded())
+    pipeline, adopt = _controllers(imported_book(tmp_path))
+    failures: list[str] = []
+    adopt.failed.connect(failures.append)
+    i18n.set_language("en")
+    try:
+        _until(qloop, adopt.start, lambda: not pipeline.running)
+    finally:
+        i18n.set_language("zh")
+    assert len(failures) == 1
+    message = failures[0]
+    assert message.startswith("Analysing chapter 3 failed: The model service is overloaded (529)")
+    assert "The chapters analysed so far are saved (2); running again resumes at chapter 3" in message
+    assert not re.search(r"[\u4e00-\u9fff]", message), message
