@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from novel_desktop.controllers.project_controller import ProjectController
-from novel_desktop.domain.ledger import CostTotals
+from novel_desktop.domain.ledger import DISCARDED_DRAFT, CostTotals
 
 
 def novel_cost(project: ProjectController) -> CostTotals:
@@ -16,4 +16,9 @@ def chapter_costs(project: ProjectController) -> dict[int, CostTotals]:
     return project.store.chapter_costs() if project.is_open else {}
 
 
-__all__ = ["CostTotals", "chapter_costs", "novel_cost"]
+def discarded_costs(project: ProjectController) -> dict[int, CostTotals]:
+    """What each chapter's thrown-away early drafts cost (a queued run's; in one query)."""
+    return project.store.chapter_costs(DISCARDED_DRAFT) if project.is_open else {}
+
+
+__all__ = ["CostTotals", "chapter_costs", "discarded_costs", "novel_cost"]

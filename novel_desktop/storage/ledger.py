@@ -127,10 +127,13 @@ class LedgerRepository(Repository):
         """The novel's tokens and cost over every model call (failed, cancelled and interrupted ones too)."""
         return _totals(self._rows(f"SELECT {_SUMS_SQL} FROM model_calls")[0])
 
-    def chapter_costs(self) -> dict[int, CostTotals]:
-        """Each chapter's tokens and cost (chapters with recorded calls only)."""
+    def chapter_costs(self, purpose: str | None = None) -> dict[int, CostTotals]:
+        """Each chapter's tokens and cost (chapters with recorded calls only); of one purpose's calls when
+        ``purpose`` is given."""
+        where = "chapter IS NOT NULL" + (" AND purpose = ?" if purpose is not None else "")
         rows = self._rows(
-            f"SELECT chapter, {_SUMS_SQL} FROM model_calls WHERE chapter IS NOT NULL GROUP BY chapter"
+            f"SELECT chapter, {_SUMS_SQL} FROM model_calls WHERE {where} GROUP BY chapter",
+            () if purpose is None else (purpose,),
         )
         return {int(row[0]): _totals(row[1:]) for row in rows}
 

@@ -25,7 +25,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QBrush, QColor, QFont, QIcon, QPainter, QPainterPath, QPen, QPixmap, QPolygonF
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QMenu, QTreeView, QVBoxLayout, QWidget
 
-from novel_desktop.controllers.costs import CostTotals, chapter_costs
+from novel_desktop.controllers.costs import CostTotals, chapter_costs, discarded_costs
 from novel_desktop.controllers.project_controller import ProjectController
 from novel_desktop.controllers.reader import ChapterInfo, NovelReader
 from novel_desktop.domain.gate import POLISH_AT
@@ -100,13 +100,17 @@ def chapter_status(info: ChapterInfo, score: float | None, inflight: int | None)
     return "committed"
 
 
-def chapter_cost_text(cost: CostTotals | None) -> str:
-    """A chapter's cost for its tooltip (every model call of it, revisions and re-judging included)."""
+def chapter_cost_text(cost: CostTotals | None, discarded: CostTotals | None = None) -> str:
+    """A chapter's cost for its tooltip (every model call of it, revisions and re-judging included), and what
+    of it went on early drafts thrown away (``discarded``)."""
     if cost is None or not cost.calls:
         return ""
-    return "\n" + tr_n("花费 ${c:.4f}（{n} 次调用，输入 {i} · 输出 {o} tokens）", cost.calls).format(
+    text = "\n" + tr_n("花费 ${c:.4f}（{n} 次调用，输入 {i} · 输出 {o} tokens）", cost.calls).format(
         c=cost.cost_usd, n=cost.calls, i=f"{cost.total_input_tokens:,}", o=f"{cost.output_tokens:,}"
     )
+    if discarded is not None and discarded.calls:
+        text += "\n" + tr("其中作废的预写 ${c:.4f}").format(c=discarded.cost_usd)
+    return text
 
 
 def inflight_label(phase: str, n: int) -> str:
@@ -222,7 +226,7 @@ class ProjectTreeModel(QAbstractItemModel):
         p = self.project
         chapters = p.chapters()
         scores = p.chapter_scores()
-        costs = chapter_costs(p)
+        costs, discarded = chapter_costs(p), discarded_costs(p)
         inflight = self.reader.inflight_chapter()
         by_volume: dict[int, list[ChapterInfo]] = {}
         for info in chapters:
@@ -248,7 +252,8 @@ class ProjectTreeModel(QAbstractItemModel):
                         chapter_label(info),
                         info.number,
                         chars_text(info.chars),
-                        _status_tooltip(status, score) + chapter_cost_text(costs.get(info.number)),
+                        _status_tooltip(status, score)
+                        + chapter_cost_text(costs.get(info.number), discarded.get(info.number)),
                         status,
                     )
                 )

@@ -72,3 +72,17 @@ def test_the_dock_follows_a_streaming_chapter_and_the_status_bar_shows_the_total
     chapter = window.project.store.chapter_costs()[3]
     assert f"花费 ${chapter.cost_usd:.4f}（{chapter.calls} 次调用" in tip
     save_shot(window, "cost_window_after")
+
+
+def test_a_chapters_tooltip_says_what_its_thrown_away_early_drafts_cost(window: MainWindow) -> None:
+    from novel_desktop.domain.ledger import DISCARDED_DRAFT, ModelCall
+
+    store = window.project.store
+    store.record_model_call(ModelCall("chapter_writer", "m", DISCARDED_DRAFT, "ok", 2, cost_usd=0.031))
+    store.record_model_call(ModelCall("chapter_writer", "m", "write", "ok", 2, cost_usd=0.05))
+    window.tree.reload()
+    model = window.tree.model
+    tip = model.data(model.chapter_index(2), Qt.ItemDataRole.ToolTipRole)
+    assert "花费 $0.0810（2 次调用" in tip and tip.endswith("其中作废的预写 $0.0310")
+    plain = model.data(model.chapter_index(1), Qt.ItemDataRole.ToolTipRole)
+    assert "作废" not in plain
