@@ -352,7 +352,10 @@ class AheadWriter:
             return None
         # Adopted: its calls are the chapter's writing, in the ledger as a writer's call made now would be.
         job.label.value = default_purpose("chapter_writer")
-        await db(self.store.relabel_calls, n, WRITE_AHEAD, job.label.value)
+        try:
+            await db(self.store.relabel_calls, n, WRITE_AHEAD, job.label.value)
+        except Exception:  # the rows keep WRITE_AHEAD (still an early draft's); the chapter goes on
+            log.warning("could not relabel chapter %d's adopted early draft in the ledger", n, exc_info=True)
         return prepared
 
     def _committed(self, after: int, n: int) -> tuple[str | None, NovelFacts | None, str | None]:

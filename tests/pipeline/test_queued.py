@@ -30,7 +30,7 @@ from novel_desktop.pipeline.interaction import InteractionRequest
 from novel_desktop.pipeline.orchestrator import Orchestrator, OrchestratorEvent, RunSummary
 from novel_desktop.session import NovelSession
 from novel_desktop.storage import layout
-from novel_desktop.storage.store import NovelStore
+from novel_desktop.storage.store import NovelStore, StoreError
 from tests.e2e.replies import judge_json, script_defaults, summarizer_json, writer_text
 from tests.fakes.anthropic_server import FakeAnthropicServer, RecordedRequest, Reply, fast_settings
 from tests.fakes.queued_server import JudgeWaitsForNextWriter
@@ -151,6 +151,21 @@ def test_a_queued_run_commits_what_chapter_by_chapter_runs_would(novel: Path, tm
         # The adopted early drafts' calls are their chapters' writing in the ledger.
         purposes = {c.purpose for c in store.model_calls() if c.role == "chapter_writer"}
         assert purposes == {"write"}
+
+
+def test_a_ledger_that_cannot_be_relabelled_does_not_stop_the_run(
+    novel: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def refused(self: NovelStore, chapter: int, purpose: str, to: str) -> int:
+        raise StoreError("账本写不进去")
+
+    monkeypatch.setattr(NovelStore, "relabel_calls", refused)
+    with FakeAnthropicServer() as server:
+        script_defaults(server)
+        summary = _run(novel, server, 2)
+    assert summary is not None and [c.chapter for c in summary.chapters] == [3, 4]
+    with NovelStore.open(novel, write=False) as store:  # the adopted draft's rows still say what they were
+        assert [c.purpose for c in store.model_calls(4) if c.role == "chapter_writer"] == ["write_ahead"]
 
 
 def test_the_next_writer_starts_before_the_judge_replies(novel: Path) -> None:
