@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,16 @@ def read_json_file(path: str | Path, *, bad_json_exit: int = 2) -> Any:
             f"不是合法的 JSON / not valid JSON: {p}: 第 {exc.lineno} 行 (line {exc.lineno}): {exc.msg}",
             bad_json_exit,
         ) from None
+
+
+def display_width(text: str) -> int:
+    """Columns ``text`` takes in a terminal (a CJK character takes two)."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def pad(text: str, width: int) -> str:
+    """``text`` padded with spaces to ``width`` terminal columns."""
+    return text + " " * max(0, width - display_width(text))
 
 
 def print_json(data: Any) -> None:

@@ -8,10 +8,9 @@ dropped or trimmed. Works for the chapter in flight too (its records are staged)
 from __future__ import annotations
 
 import argparse
-import unicodedata
 from typing import Any
 
-from novel_desktop.cli.common import CliError, print_json
+from novel_desktop.cli.common import CliError, display_width, pad, print_json
 from novel_desktop.domain.context_record import AGENT_NAMES, ContextEntry, agent_key
 
 _STATUS = {"dropped": "已丢弃", "trimmed": "已裁剪"}
@@ -33,25 +32,17 @@ def register(subparsers: Any) -> None:
     p.set_defaults(handler=cmd_context)
 
 
-def _width(text: str) -> int:
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
-
-
-def _pad(text: str, width: int) -> str:
-    return text + " " * max(0, width - _width(text))
-
-
 def entry_lines(entry: ContextEntry) -> list[str]:
     """One agent's table: its header, a row per section, the total and what the budget cut."""
     head = f"== {entry.title}（模板 {entry.template}，角色 {entry.role}，模型 {entry.model}）"
     lines = [head]
-    label_width = max([_width(s.label) for s in entry.sections] + [8])
+    label_width = max([display_width(s.label) for s in entry.sections] + [8])
     for s in entry.sections:
         mark = f" [{_STATUS.get(s.status, s.status)}]" if s.status else ""
         why = s.why + (f"；{s.note}" if s.note else "")
-        lines.append(f"  {_pad(s.label, label_width)}  {s.tokens:>7,}  {why}{mark}")
+        lines.append(f"  {pad(s.label, label_width)}  {s.tokens:>7,}  {why}{mark}")
     budget = f" / 预算 budget {entry.budget:,}" if entry.budget else ""
-    lines.append(f"  {_pad('合计 total', label_width)}  {entry.total_tokens:>7,}{budget}")
+    lines.append(f"  {pad('合计 total', label_width)}  {entry.total_tokens:>7,}{budget}")
     cut = entry.dropped
     if cut:
         what = "；".join(f"{s.label}（{s.note}）" for s in cut)

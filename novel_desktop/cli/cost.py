@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from novel_desktop.cli.common import print_json
+from novel_desktop.cli.common import display_width, pad, print_json
 from novel_desktop.domain.ledger import BEFORE_LEDGER, DISCARDED_DRAFT, WRITE_AHEAD, CostTotals
 
 PURPOSE_NAMES = {
     "write": "写作",
-    WRITE_AHEAD: "预写（未用上也未作废：进程中断）",
+    WRITE_AHEAD: "预写（进程中断）",
     DISCARDED_DRAFT: "作废的预写",
     "revise": "修订",
     "summarize": "摘要",
@@ -50,9 +50,9 @@ def register(subparsers: Any) -> None:
     p.set_defaults(handler=cmd_cost)
 
 
-def _row(label: str, t: CostTotals) -> str:
+def _row(label: str, t: CostTotals, width: int = 16) -> str:
     return (
-        f"  {label:<14} ${t.cost_usd:>10.4f}  {t.calls:>5} 次  "
+        f"  {pad(label, width)} ${t.cost_usd:>10.4f}  {t.calls:>5} 次  "
         f"输入 {t.total_input_tokens:>10,}  输出 {t.output_tokens:>9,}"
     )
 
@@ -65,14 +65,19 @@ def cmd_cost(args: argparse.Namespace) -> int:
     if args.json:
         print_json(report.to_json())
         return 0
+    numbered = sorted((n, t) for n, t in report.by_chapter.items() if n is not None)
+    chapters = [(f"第 {n} 章", t) for n, t in numbered]
+    if report.by_chapter.get(None) is not None:
+        chapters.append(("章节之外 other", report.by_chapter[None]))
+    purposes = [
+        (PURPOSE_NAMES.get(purpose, purpose), t)
+        for purpose, t in sorted(report.by_purpose.items(), key=lambda kv: -kv[1].cost_usd)
+    ]
+    # One column for the labels of both lists, as wide as the widest (a CJK character takes two columns).
+    width = max([display_width(label) for label, _t in chapters + purposes] + [14])
     lines = [cost_line(report.total), "", "每章 per chapter:"]
-    chapters = sorted((n, t) for n, t in report.by_chapter.items() if n is not None)
-    lines += [_row(f"第 {n} 章", t) for n, t in chapters] or ["  （无 none）"]
-    outside = report.by_chapter.get(None)
-    if outside is not None:
-        lines.append(_row("章节之外 other", outside))
+    lines += [_row(label, t, width) for label, t in chapters] or ["  （无 none）"]
     lines += ["", "每种用途 per purpose:"]
-    for purpose, t in sorted(report.by_purpose.items(), key=lambda kv: -kv[1].cost_usd):
-        lines.append(_row(PURPOSE_NAMES.get(purpose, purpose), t))
+    lines += [_row(label, t, width) for label, t in purposes]
     print("\n".join(lines))
     return 0

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from novel_desktop.cli import main
+from novel_desktop.cli.common import display_width
 from novel_desktop.domain.ledger import attributed
 from novel_desktop.llm.client import PromptBlock
 from novel_desktop.llm.roles import AgentRole
@@ -109,6 +110,10 @@ def test_every_call_is_in_the_ledger_and_the_status_total_is_what_the_provider_r
     assert main(["cost", str(novel)]) == 0
     out = capsys.readouterr().out
     assert "第 3 章" in out and "重新评审" in out and "章节之外" in out
+    # The dollar figures stand in one column in a terminal, whatever the labels' widths (CJK takes two).
+    rows = [line for line in out.splitlines() if line.startswith("  ") and "$" in line]
+    assert len(rows) >= 6
+    assert len({display_width(row[: row.index("$")]) for row in rows}) == 1, rows
 
 
 def test_a_process_killed_mid_call_leaves_an_interrupted_row_with_its_input(
