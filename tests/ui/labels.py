@@ -46,6 +46,13 @@ def _shown(widget: QWidget) -> bool:
 
 def _label(label: QLabel) -> str | None:
     text = label.text()
+    if text and label.wordWrap() and label.isVisible():
+        # A wrapped label is as wide as it is given; its lines need the height they need at that width
+        # (a dialog that kept its first height cut an English message's last line).
+        need = label.heightForWidth(label.width())
+        if need > label.height() + SLACK:
+            return f"wrapped QLabel {text[:40]!r}: needs {need} px high, has {label.height()}"
+        return None
     if not text or label.wordWrap() or label.textFormat() == Qt.TextFormat.RichText:
         return None
     if label.textFormat() == Qt.TextFormat.AutoText and GuiQt.mightBeRichText(text):

@@ -4,7 +4,10 @@ revision history and the 续写 queue rows, at the UI font's size and at 1.5× i
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+import qasync
 from PySide6.QtWidgets import QApplication, QDialog, QWidget
 from pytestqt.qtbot import QtBot
 
@@ -97,3 +100,16 @@ def test_the_queue_rows_fit(qtbot: QtBot, qapp: QApplication, demo: ProjectContr
     queue.show()
     root: QWidget = win.pipeline_dock
     assert _check(qapp, root, "queue", scale) == []
+
+
+def test_the_adoption_dialog_shows_every_line(
+    qtbot: QtBot, qloop: qasync.QEventLoop, qapp: QApplication, tmp_path: Path, scale: float
+) -> None:
+    # Its intro and its estimate wrap; the dialog grows to their height (in English it kept its first one).
+    from tests.pipeline.adopt_book import imported_book
+    from tests.ui.test_adopt_window import _open_from_start_page
+    from tests.ui.test_adopt_window import _window as adopt_window
+
+    window = adopt_window(qtbot, imported_book(tmp_path))
+    dialog = _open_from_start_page(qloop, window)
+    assert _check(qapp, dialog, "adopt", scale) == []
