@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QDialog,
@@ -145,11 +145,11 @@ class AdoptDialog(QDialog):
         self.stop_button.setVisible(running)
         self.close_button.setVisible(ended)
         self.estimate_label.setVisible(stage == "estimate")
-        self._fit()
 
     def _fit(self) -> None:
         """Grow (never shrink) to show every line of the wrapped texts at the dialog's width: an English
-        intro and an error's message run longer than the height the dialog opened with."""
+        intro and an error's message run longer than the height the dialog opened with. Run when it is shown
+        and after each relayout (a text set or a part shown posts one)."""
         layout = self.layout()
         if layout is None or not self.isVisible():
             return
@@ -162,19 +162,23 @@ class AdoptDialog(QDialog):
         super().showEvent(event)
         self._fit()
 
+    def event(self, event: QEvent) -> bool:
+        handled = super().event(event)
+        if event.type() == QEvent.Type.LayoutRequest:
+            self._fit()
+        return handled
+
     def _on_estimate_ready(self, est: Any) -> None:
         if self.stage != "estimate":
             return
         self.estimate_label.setText("\n".join(estimate_lines(est)))
         self.start_button.setEnabled(True)
         self.start_button.setDefault(True)
-        self._fit()
 
     def _on_start_clicked(self) -> None:
         if not self.controller.start():
             self.result_label.setText(tr("现在不能开始：另一项任务正在运行，或这部小说是只读打开的。"))
             self.result_label.show()
-            self._fit()
             return
         self.progress_bar.setRange(0, 0)  # busy until the first chapter's count arrives
         self.chapter_label.setText(tr("正在准备…"))
@@ -190,7 +194,6 @@ class AdoptDialog(QDialog):
         if done >= total:
             message = tr("逐章分析完成，正在归纳人物、设定和故事线，稍后请逐项确认…")
         self.message_label.setText(message)
-        self._fit()
 
     def _on_finished(self, summary: AdoptSummary) -> None:
         self.result_label.setText("\n".join([tr("接续分析完成。"), summary_line(summary), summary.next_step]))
@@ -199,7 +202,6 @@ class AdoptDialog(QDialog):
     def _on_failed(self, message: str) -> None:
         if self.stage == "estimate":  # the estimate could not be computed
             self.estimate_label.setText(message)
-            self._fit()
             return
         self.result_label.setText(tr("分析没有完成：{why}").format(why=message))
         self._show_stage("failed")
