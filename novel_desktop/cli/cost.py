@@ -50,7 +50,7 @@ def register(subparsers: Any) -> None:
     p.set_defaults(handler=cmd_cost)
 
 
-def _row(label: str, t: CostTotals, width: int = 16) -> str:
+def _row(label: str, t: CostTotals, width: int) -> str:
     return (
         f"  {pad(label, width)} ${t.cost_usd:>10.4f}  {t.calls:>5} 次  "
         f"输入 {t.total_input_tokens:>10,}  输出 {t.output_tokens:>9,}"

@@ -144,8 +144,10 @@ class AdoptController(QObject):
         except (AdoptError, LLMError, ApprovalError, AnswersNeeded, GateBlocked) as exc:
             if isinstance(exc, AdoptError):
                 why = tr_phrase(exc.phrase)
+            elif isinstance(exc, LLMError):
+                why = tr_phrase(exc.message_phrase)
             else:
-                why = tr_phrase(exc.message_phrase) if isinstance(exc, LLMError) else str(exc)
+                why = str(exc)
             kept = await asyncio.to_thread(kept_message, store)
             self.failed.emit(why if isinstance(exc, AdoptError) else f"{why}\n{kept}")
             return

@@ -23,7 +23,8 @@ from typing import Any
 
 from novel_desktop.agents.ports import ChapterAgents, PlanningAgents
 from novel_desktop.domain.checkpoint import OrchestratorState as S
-from novel_desktop.domain.phrase import Phrase, say
+from novel_desktop.domain.phrase import Phrase, phrase_text
+from novel_desktop.domain.phrase import say as _say
 from novel_desktop.llm.errors import LLMError
 from novel_desktop.pipeline import checks, quick_start, trial_plan, volume_plan, volume_review
 from novel_desktop.pipeline.adopt import adopt_needed
@@ -82,12 +83,9 @@ _RETRYABLE = (LLMError, LifecycleError, PipelineError, StoreError)
 
 
 # ---------------------------------------------------------------------------- recommendation (§2.2)
-_say = say
-
-
 def render(phrases: tuple[Phrase, ...], sep: str = "；") -> str:
     """The phrases as one Chinese text."""
-    return sep.join(template.format(**values) for template, values in phrases)
+    return sep.join(phrase_text(phrase) for phrase in phrases)
 
 
 @dataclass(frozen=True)
